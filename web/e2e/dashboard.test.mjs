@@ -1233,6 +1233,54 @@ test('a link to a session the collector does not know yet shows the session once
   await page.close();
 });
 
+// cutUntitled lists the elements matching selector that the page cuts short
+// (an ellipsis or hidden overflow) with no tooltip on them or their row.
+function cutUntitled(page, selector) {
+  return page.$$eval(selector, (els) => els.filter((el) => {
+    if (el.offsetParent === null || el.scrollWidth <= el.clientWidth + 1) return false;
+    for (let e = el, i = 0; e && i < 3; e = e.parentElement, i++) if (e.title) return false;
+    return true;
+  }).map((el) => `${el.className}: ${el.textContent.slice(0, 40)} (${el.scrollWidth} > ${el.clientWidth})`));
+}
+
+test('the Events tab shows each time whole at every width, and every cell it cuts short is whole in its tooltip', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL) + '?tab=events');
+  await loaded(page);
+  for (const width of [1400, 820, 600]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.locator('.erow').first().waitFor();
+    const clipped = await page.$$eval('.erow > span:first-child', (els) => els.filter((el) => el.scrollWidth > el.clientWidth).map((el) => el.textContent));
+    assert.deepEqual(clipped, [], `times cut short at ${width} px`);
+    assert.ok(await page.$$eval('.erow > span:first-child', (els) => els.every((el) => /^\d\d:\d\d:\d\d\.\d{3}$/.test(el.textContent))), 'times to the millisecond');
+    assert.deepEqual(await cutUntitled(page, '.erow > span'), [], `cells cut short without a tooltip at ${width} px`);
+  }
+  // A summary's tooltip begins with what its row shows.
+  const sm = await page.$$eval('.erow .sm', (els) => els.filter((el) => el.scrollWidth > el.clientWidth).map((el) => [el.textContent, el.title]));
+  assert.ok(sm.length > 0, 'a summary is cut short at 600 px');
+  for (const [text, title] of sm) assert.ok(title.startsWith(text.replace(/…$/, '')), `${title} begins with ${text}`);
+  clean(seen);
+  await page.close();
+});
+
+test('the Turns tab\'s prompts and the timeline\'s hint, cut short on a narrow screen, are whole in their tooltips', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(STORY) + '?tab=turns');
+  await page.setViewportSize({ width: 820, height: 900 });
+  await loaded(page);
+  const tp = page.locator('.turn .tp').first();
+  await tp.waitFor();
+  assert.ok(await tp.evaluate((el) => el.scrollWidth > el.clientWidth), 'the prompt is cut short on screen');
+  assert.deepEqual(await cutUntitled(page, '.turn .tp'), []);
+  const prompt = await tp.getAttribute('title');
+  assert.ok(prompt.startsWith((await tp.textContent()).replace(/…$/, '')), `the tooltip is the prompt: ${prompt}`);
+  await page.getByRole('tab', { name: 'Timeline' }).click();
+  const hint = page.locator('.tl-tools .hint');
+  await hint.waitFor();
+  assert.ok(await hint.evaluate((el) => el.scrollWidth > el.clientWidth), 'the hint is cut short on screen');
+  assert.equal(await hint.getAttribute('title'), await hint.textContent());
+  clean(seen);
+  await page.close();
+});
+
 test('the Turns tab keeps each turn on one row, its rejected calls in their own column', async () => {
   const { page, seen } = await open('/#/s/' + encodeURIComponent(REAL) + '?tab=turns');
   await loaded(page);

@@ -486,14 +486,16 @@ function EventRow({ ev, model, selected, onSelect }) {
   const st = model.eventStatus(ev);
   const a = model.agents.get(ev.agent_id || MAIN);
   const open = () => onSelect({ kind: 'event', seq: ev.seq });
+  // The row cuts each cell to its column; its tooltip holds what was cut.
+  const summary = eventSummary(ev).slice(0, 1000).replace(/\s+/g, ' ');
   return html`
     <div class=${'erow' + (selected ? ' sel' : '')} role="listitem" tabIndex="0" aria-current=${selected ? 'true' : undefined} data-seq=${ev.seq}
       onClick=${open} onKeyDown=${(e) => onRowKey(e, open)}>
       <span class="mono muted">${fmtClock(ms(ev.time), true)}</span>
-      <span class="ag">${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
-      <span class="en">${eventName(ev) || ev.kind}${' '}<${Origin} ev=${ev} /></span>
-      <span class="tn">${ev.tool_name || ''}</span>
-      <span class="sm">${truncate(eventSummary(ev).slice(0, 1000).replace(/\s+/g, ' '), 220)}</span>
+      <span class="ag" title=${(a ? agentLabel(a) : 'agent') + (ev.agent_id ? ' ' + ev.agent_id : '')}>${a ? agentLabel(a) : 'agent'}${ev.agent_id ? html` <span class="muted">${shortID(ev.agent_id, 6)}</span>` : ''}</span>
+      <span class="en" title=${eventName(ev) || ev.kind}>${eventName(ev) || ev.kind}${' '}<${Origin} ev=${ev} /></span>
+      <span class="tn" title=${ev.tool_name || undefined}>${ev.tool_name || ''}</span>
+      <span class="sm" title=${summary || undefined}>${truncate(summary, 220)}</span>
       <span>${st && st !== 'ok' && html`<span class=${'pill pill-' + (st === 'pending' && model.over() ? 'nooutcome' : st)}>${st === 'pending' && model.over() ? 'no outcome' : st}</span>`}</span>
     </div>`;
 }
@@ -526,7 +528,7 @@ function TurnsTab({ model, version, filters, selected, onSelect }) {
           <div class=${'turn' + (isOpen ? ' open' : '')} key=${t.id} data-prompt=${t.id}>
             <button type="button" class="thead" aria-expanded=${isOpen} onClick=${() => setOpen(isOpen ? null : t.id)}>
               <span class="tn">${n ? '#' + n : '–'}</span>
-              <span class="tp">${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200)
+              <span class="tp" title=${t.prompt ? t.prompt.slice(0, 1000).replace(/\s+/g, ' ') : undefined}>${t.prompt ? truncate(t.prompt.slice(0, 1000).replace(/\s+/g, ' '), 200)
                 : html`<span class="muted">${t.notification ? 'a background task reported back' : t.compaction && !t.user ? 'a compaction' : t.id ? 'prompt ' + shortID(t.id, 10) : 'events without a prompt'}</span>`}</span>
               <span class="num">${fmtClock(t.start)}</span>
               <span class="num">${fmtDur(t.end - t.start)}</span>

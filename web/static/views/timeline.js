@@ -21,6 +21,10 @@ const OVERFLOW_H = 10;
 const overflowLabel = (o) => '+' + o.n;
 const overflowWidth = (o) => 8 + 6 * overflowLabel(o).length;
 
+// HINT is the toolbar's reminder of the keys and gestures; the toolbar cuts
+// it short on a narrow screen, its tooltip keeps it whole.
+const HINT = 'drag: pan · ctrl+wheel: zoom · arrows: calls, Enter: open';
+
 /** laneHeight returns the height of an agent's lane in CSS pixels. */
 export function laneHeight(a) {
   return Math.max(MIN_LANE, LANE_PAD * 2 + a.rows * ROW_H + (a.rows - 1) * ROW_GAP);
@@ -820,7 +824,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         <button type="button" title="Zoom in (W, ctrl+wheel)" aria-label="Zoom in" onClick=${() => zoom(0.5)}>+</button>
         <button type="button" title="Zoom out (S)" aria-label="Zoom out" onClick=${() => zoom(2)}>−</button>
         <button type="button" title="Fit the whole session (F)" aria-label="Fit" class=${view.current.fit ? 'on' : ''} onClick=${() => { view.current.fit = true; request(); force((x) => x + 1); }}>fit</button>
-        <span class="hint">drag: pan · ctrl+wheel: zoom · arrows: calls, Enter: open</span>
+        <span class="hint" title=${HINT}>${HINT}</span>
         <span class="spacer"></span>
         <${Legend} model=${model} version=${version} />
       </div>
