@@ -2545,6 +2545,26 @@ test('a session links to the sessions forked from it, in its header and its row 
   await page.close();
 });
 
+test('a lineage tag of the session list keeps inside its column at every width, ending in an ellipsis, whole in its tooltip', async () => {
+  const base = (await api('/v1/sessions/' + encodeURIComponent(REAL))).body;
+  const fork = base.child_session_ids[0];
+  const { page, seen } = await open('/#/?q=' + fork.slice(0, 8));
+  const tag = page.locator(`[data-session="${fork}"] .lineage > .tag`).first();
+  for (const width of [1920, 1280, 1200]) {
+    await page.setViewportSize({ width, height: 800 });
+    await tag.waitFor();
+    const g = await tag.evaluate((el) => {
+      const col = el.parentElement.getBoundingClientRect(), box = el.getBoundingClientRect();
+      return { right: box.right, colRight: col.right, cut: el.scrollWidth > el.clientWidth, ellipsis: getComputedStyle(el).textOverflow, title: el.title };
+    });
+    assert.ok(g.right <= g.colRight + 0.5, `the tag ends inside its column at ${width} px: ${JSON.stringify(g)}`);
+    if (g.cut) assert.equal(g.ellipsis, 'ellipsis', `a cut tag ends in an ellipsis at ${width} px`);
+    assert.match(g.title, new RegExp(REAL), 'the tooltip names the parent whole');
+  }
+  clean(seen);
+  await page.close();
+});
+
 test('a fork whose parent the collector never saw reads as a fork, in the header and the list', async () => {
   const want = (await api('/v1/sessions/' + encodeURIComponent(FORK))).body;
   assert.deepEqual([want.lineage, want.parent_session_id, want.runs.at(-1).source], ['fork', '', 'fork']);
