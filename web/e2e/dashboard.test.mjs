@@ -2467,6 +2467,33 @@ test('a session with parallel subagents: timeline, inspector and the context cur
   await page.close();
 });
 
+test('the context curve reads its times as the rest of the dashboard, its axis labels apart', async () => {
+  const clock = /^\d\d:\d\d:\d\d(\.\d{3})?$/;
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(PARALLEL) + '?tab=numbers');
+  for (const width of [1920, 1280, 820]) {
+    await page.setViewportSize({ width, height: 900 });
+    await loaded(page);
+    await page.getByTestId('curve').locator('canvas').first().waitFor();
+    await page.waitForFunction((w) => window.__hw.curve && Math.abs(window.__hw.curve.width - document.querySelector('.curve').clientWidth) < 2 && window.__hw.curve.axes[0]._values, width);
+    const axis = await page.evaluate(() => {
+      const u = window.__hw.curve, ax = u.axes[0];
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = ax.font[0];
+      return ax._values.map((label, i) => ({ label, x: u.valToPos(ax._splits[i], 'x'), w: ctx.measureText(label).width }));
+    });
+    assert.ok(axis.length >= 2, `ticks at ${width} px`);
+    for (const t of axis) assert.match(t.label, clock, `a time on the axis at ${width} px`);
+    for (let i = 1; i < axis.length; i++) {
+      assert.ok(axis[i].x - axis[i - 1].x >= (axis[i].w + axis[i - 1].w) / 2 + 4, `labels ${axis[i - 1].label} and ${axis[i].label} apart at ${width} px`);
+    }
+  }
+  const over = await page.locator('.curve .u-over').boundingBox();
+  await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+  assert.match(await page.locator('.curve .u-legend .u-series').first().locator('.u-value').textContent(), clock, 'the cursor\'s time');
+  clean(seen);
+  await page.close();
+});
+
 test('a session waiting on a background subagent: its status, and the lane beyond its call', async () => {
   const want = await expected(BACKGROUND);
   // What the collector's model says (2.1.332: the main agent stopped, the

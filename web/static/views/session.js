@@ -572,6 +572,8 @@ function Curve({ model, version }) {
     import('./chart.js').then(({ contextChart }) => {
       if (gone || !ref.current) return;
       plot = contextChart(ref.current, pts);
+      // Test hook: the plot, its axes' labels as last drawn.
+      (window.__hw = window.__hw || {}).curve = plot;
     }).catch((e) => setErr(String(e.message || e)));
     return () => { gone = true; if (plot) plot.destroy(); };
   }, [version, n]);
