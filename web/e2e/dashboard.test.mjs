@@ -2592,6 +2592,45 @@ test('a lineage tag of the session list keeps inside its column at every width, 
   await page.close();
 });
 
+// lowContrast lists the elements matching selector whose text reads at less
+// than 4.5:1 (WCAG AA for text this size) against the first opaque
+// background behind it.
+function lowContrast(page, selector) {
+  return page.$$eval(selector, (els) => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+    const lum = (c) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+    };
+    const bgOf = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || c[3] > 0.5) return c;
+      }
+      return [255, 255, 255];
+    };
+    return els.filter((el) => el.offsetParent !== null).map((el) => {
+      const a = lum(rgb(getComputedStyle(el).color)), b = lum(bgOf(el));
+      return { text: el.textContent.trim().slice(0, 30), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+    }).filter((r) => r.ratio < 4.5).map((r) => `${r.text}: ${r.ratio.toFixed(2)}:1`);
+  });
+}
+
+test('in the dark colour scheme the failed and denied counts, their badges and the lineage tags read as text should', async () => {
+  const { page, seen } = await open('/#/?q=' + STORY);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const row = page.locator(`[data-session="${STORY}"]`);
+  await row.waitFor();
+  assert.ok(await row.locator('.num.bad').count() && await row.locator('.num.deny').count() && await row.locator('.lineage .tag').count(), 'the story has failed and denied calls and a lineage tag');
+  assert.deepEqual(await lowContrast(page, `[data-session="${STORY}"] .num.bad, [data-session="${STORY}"] .num.deny, [data-session="${STORY}"] .lineage .tag`), []);
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(STORY));
+  await loaded(page);
+  await page.locator('.agent .badge.bad').first().waitFor();
+  assert.deepEqual(await lowContrast(page, '.facts .bad b, .facts .deny b, [data-testid=session-lineage], .agent .badge.bad, .agent .badge.deny, .lg .lg-deny'), []);
+  clean(seen);
+  await page.close();
+});
+
 test('a fork whose parent the collector never saw reads as a fork, in the header and the list', async () => {
   const want = (await api('/v1/sessions/' + encodeURIComponent(FORK))).body;
   assert.deepEqual([want.lineage, want.parent_session_id, want.runs.at(-1).source], ['fork', '', 'fork']);
