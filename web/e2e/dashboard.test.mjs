@@ -1400,6 +1400,35 @@ test('events: each happening once, what only a transcript told marked, every raw
   await page.close();
 });
 
+test('a session read from the client\'s files alone says so, not "0 events" beside its calls', async () => {
+  const sid = newID('f11e5a1d');
+  const call = { tool_name: 'Bash', tool_use_id: 'toolu_files_' + Date.now(), tool_input: { command: 'ls' } };
+  // What the collector reads of a transcript no hook reported.
+  await post([{ ...hookEnv(sid, 1, { hook_event_name: 'UserPromptSubmit', prompt: 'list the files' }), kind: 'transcript' },
+    { ...hookEnv(sid, 2, { hook_event_name: 'PreToolUse', ...call }), kind: 'transcript' },
+    { ...hookEnv(sid, 3, { hook_event_name: 'PostToolUse', ...call, tool_response: { stdout: 'a' } }), kind: 'transcript' }]);
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(sid));
+  await loaded(page);
+  const fact = page.getByTestId('session-events');
+  await page.waitForFunction(() => document.querySelector('[data-testid="session-events"]')?.textContent === 'read from files');
+  assert.match(await fact.getAttribute('title'), /read from the client's files/);
+  // A session the hooks reported counts their events.
+  await page.goto(BASE + '/#/s/' + encodeURIComponent(REAL));
+  await loaded(page);
+  await page.waitForFunction(() => /^\d[\d,]* events?$/.test(document.querySelector('[data-testid="session-events"]')?.textContent || ''));
+  // The list: no 0 beside the calls, and why in the cell's tooltip.
+  await page.goto(BASE + '/#/');
+  const cell = page.locator(`[data-session="${sid}"] [data-testid="row-events"]`);
+  await cell.waitFor();
+  assert.equal((await cell.innerText()).trim(), '–');
+  assert.match(await cell.getAttribute('title'), /read from the client's files/);
+  const real = page.locator(`[data-session="${REAL}"] [data-testid="row-events"]`);
+  await real.waitFor();
+  assert.match((await real.innerText()).trim(), /^\d[\d,]*$/);
+  clean(seen);
+  await page.close();
+});
+
 test('a hook event on screen is marked +transcript live when the transcript\'s copy arrives', async () => {
   const sid = newID('c0b1e5a1');
   const call = { tool_name: 'Bash', tool_use_id: 'toolu_copied_' + Date.now(), tool_input: { command: 'ls' } };

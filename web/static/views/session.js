@@ -10,7 +10,7 @@ import { comparePath, openedFrom } from './compare.js';
 import { Timeline, agentLabel } from './timeline.js';
 import { Inspector } from './inspector.js';
 import { showStreamState, CONNECT_WAIT } from '../lib/live.js';
-import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, childrenOf, knownSession, StatusPill, Modelling, backToList, editable } from './sessions.js';
+import { statusOf, lineageOf, lineageVerb, lineageTitle, countOf, eventsOf, FROM_FILES, childrenOf, knownSession, StatusPill, Modelling, backToList, editable } from './sessions.js';
 
 /** SIGNAL_PARAMS are the thresholds of GET …/signals a link can set. */
 const SIGNAL_PARAMS = ['failed_repeats', 'read_repeats', 'thrash_switches', 'outlier_factor', 'outlier_siblings', 'outlier_calls', 'outlier_duration', 'stalled_after'];
@@ -358,7 +358,7 @@ function Header({ model, version, id, onShow, eventsLoading }) {
   const failed = s ? countOf(s, 'failures') : undefined;
   const rejected = s ? countOf(s, 'rejected') : undefined;
   const denials = s ? countOf(s, 'denials') : undefined;
-  const events = s ? (typeof s.event_count === 'number' ? s.event_count : countOf(s, 'events')) : undefined;
+  const events = s ? eventsOf(s) : undefined;
   const lin = s ? lineageOf(s) : [];
   // The events the collector has yet to model (SessionModel.behind),
   // counted once they are loaded.
@@ -387,7 +387,7 @@ function Header({ model, version, id, onShow, eventsLoading }) {
         ${noOutcome > 0 && html`<span class="warn" data-testid="no-outcome" title="calls whose outcome no event reported before the session ended"><b>${fmtNum(noOutcome)}</b> without outcome</span>`}
         ${rejected > 0 && html`<${Count} v=${rejected} cls="bad" word="rejected" title="calls the client refused to run (a malformed call)" onShow=${() => onShow('rejected')} />`}
         <${Count} v=${denials} cls="deny" word="denied" title="calls a policy or the user denied" onShow=${() => onShow('denied')} />
-        <span>${n(events, 'event')}</span>
+        ${events === 0 ? html`<span data-testid="session-events" title=${FROM_FILES}>read from files</span>` : html`<span data-testid="session-events">${n(events, 'event')}</span>`}
         ${s && html`<${ResumeFact} s=${s} />`}
         ${lin.map((l) => html`<span class=${'tag tag-' + l.kind.split(' ')[0]} data-testid="session-lineage" title=${lineageTitle(l)}>${l.from ? lineageVerb(l) : l.unknownParent ? l.kind + ' (parent unknown)' : l.kind}${l.n > 1 ? ' ×' + l.n : ''}${l.from && html` <a href=${'#/s/' + encodeURIComponent(l.from)}>${shortID(l.from)}</a>`}</span>`)}
         ${s && html`<${Children} s=${s} />`}

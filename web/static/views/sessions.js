@@ -162,10 +162,21 @@ export function countOf(s, k) {
   return typeof c === 'number' ? c : typeof s[k] === 'number' ? s[k] : undefined;
 }
 
-/** eventsOf reads a session's event count: the store's, else the model's. */
-function eventsOf(s) {
+/**
+ * eventsOf reads a session's event count: the store's, else the model's.
+ * It counts what the hooks sent; the records read from the client's own
+ * files (hookwatch import, the collector following transcripts and
+ * rollouts) are no events.
+ */
+export function eventsOf(s) {
   return s.event_count ?? countOf(s, 'events');
 }
+
+/**
+ * FROM_FILES says why a session shows no event beside its calls: every
+ * session has events but one read from the client's files alone.
+ */
+export const FROM_FILES = "no hook sent an event of this session: what it shows was read from the client's files (its transcripts or rollouts)";
 
 /**
  * SORTS are the orders the list's column headers offer, each by the
@@ -461,7 +472,7 @@ function Row({ s, i, now, selected }) {
       <span class="rt">${s.runtime || '–'}</span>
       <span class="when" title=${`started ${s.first_event_at || '–'}, last event ${s.last_event_at || '–'}`}>${fmtDate(s._first, now)}<span class="t2">active ${fmtAgo(s._last, now)}</span></span>
       <span class="num">${fmtDur(dur)}</span>
-      <span class="num">${fmtNum(eventsOf(s))}</span>
+      ${eventsOf(s) === 0 ? html`<span class="num zero" data-testid="row-events" title=${FROM_FILES}>–</span>` : html`<span class="num" data-testid="row-events">${fmtNum(eventsOf(s))}</span>`}
       <span class="num">${fmtNum(countOf(s, 'agents'))}</span>
       <span class="num">${fmtNum(countOf(s, 'tool_calls'))}</span>
       ${count(countOf(s, 'failures'), 'bad', rejected > 0 ? `and ${fmtNum(rejected)} rejected: calls the client refused to run` : '')}
