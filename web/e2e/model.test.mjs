@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionModel, MAIN, FAILED, modelBehind, callMatches, callsTouching, emptyFilters, eventMatches, markerMatches, toolSummary, eventSummary, outputOf, contextPoints } from '../static/lib/model.js';
 import { readable, outputView } from '../static/lib/output.js';
-import { ms, fmtDur, fmtAge, fmtPct, quantile, projectOf, truncate, shortPath, plural } from '../static/lib/format.js';
+import { ms, fmtDur, fmtAge, fmtPct, fmtISO, fmtClock, quantile, projectOf, truncate, shortPath, plural } from '../static/lib/format.js';
 import { sseParser, withQuery } from '../static/lib/api.js';
 import { lineageOf, idleFor, IDLE_AFTER, mergeSessions } from '../static/views/sessions.js';
 
@@ -528,4 +528,22 @@ test('query strings', () => {
   assert.equal(withQuery('/v1/x', { agent_id: '' }), '/v1/x?agent_id=');
   assert.equal(withQuery('/v1/x?a=1', { b: 2 }), '/v1/x?a=1&b=2');
   assert.equal(withQuery('/v1/x', {}), '/v1/x');
+});
+
+test('fmtISO names the instant in the local time the clocks show, with its offset', () => {
+  const tz = process.env.TZ;
+  try {
+    const t = Date.UTC(2026, 11, 3, 9, 35, 17, 413);
+    for (const [zone, want] of [['UTC', '2026-12-03T09:35:17.413Z'], ['Asia/Kolkata', '2026-12-03T15:05:17.413+05:30'],
+      ['America/St_Johns', '2026-12-03T06:05:17.413-03:30'], ['Pacific/Kiritimati', '2026-12-03T23:35:17.413+14:00']]) {
+      process.env.TZ = zone;
+      assert.equal(fmtISO(t), want, zone);
+      assert.ok(fmtISO(t).includes(fmtClock(t, true)), `${zone}: the timeline's clock reads ${fmtClock(t, true)}`);
+      assert.equal(Date.parse(fmtISO(t)), t, `${zone}: the same instant`);
+    }
+    assert.equal(fmtISO(NaN), '–');
+  } finally {
+    if (tz === undefined) delete process.env.TZ;
+    else process.env.TZ = tz;
+  }
 });

@@ -47,10 +47,18 @@ export function fmtDate(t, now = Date.now()) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hm}`;
 }
 
-/** fmtISO renders a full timestamp for inspection. */
+/**
+ * fmtISO renders a full timestamp for inspection: ISO 8601 to the
+ * millisecond in local time, with its offset from UTC (Z in UTC), so that
+ * it reads as the timeline's and the events' clocks do, which are local,
+ * and still names one instant wherever it is read.
+ */
 export function fmtISO(t) {
   if (!Number.isFinite(t)) return '–';
-  return new Date(t).toISOString();
+  const d = new Date(t);
+  const off = -d.getTimezoneOffset();
+  const zone = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${fmtClock(t, true)}${zone}`;
 }
 
 /** fmtAgo renders how long ago t was: now, 12s ago, 5m ago, 3h ago, 2d ago. */
