@@ -247,3 +247,49 @@ func TestVirtualRefs(t *testing.T) {
 		t.Fatal("no subagent in the capture")
 	}
 }
+
+// TestSubagentStopFailure: a subagent's StopFailure stops it, failed with
+// the event's error kind ("unknown" when it names none) and the error text
+// as its last message, and leaves the session's status to the main agent;
+// a later SubagentStop of the agent (it went on: another turn) is its stop
+// then, not failed. The main agent's StopFailure fails the session, not
+// the agent.
+func TestSubagentStopFailure(t *testing.T) {
+	fail := func(agentID, kind string) ev {
+		e := ev{"hook_event_name": "StopFailure", "last_assistant_message": "API Error: 429 slow down"}
+		if kind != "" {
+			e["error"] = kind
+		}
+		if agentID == "" {
+			return e
+		}
+		return e.in(agentID, "worker")
+	}
+	f := func(name string, evs []ev, wantErr string, stopped bool, wantStatus string) {
+		t.Helper()
+		envs := stream(t, evs...)
+		s := only(t, Build(envs))
+		a := agentOf(t, s, "a1")
+		if a.StopError != wantErr || (a.StoppedAt != nil) != stopped || s.Status != wantStatus {
+			t.Errorf("%s: agent stopped %v error %q, session %q; want stopped %v error %q, session %q",
+				name, a.StoppedAt, a.StopError, s.Status, stopped, wantErr, wantStatus)
+		}
+		if wantErr != "" && a.LastMessage != "API Error: 429 slow down" {
+			t.Errorf("%s: last message %q", name, a.LastMessage)
+		}
+		if m := agentOf(t, s, ""); m.StopError != "" {
+			t.Errorf("%s: the main agent's stop error %q", name, m.StopError)
+		}
+		checkOrders(t, envs)
+	}
+	f("failed", []ev{sessionStart("startup"), prompt("go"), subStart("a1", "worker"), fail("a1", "rate_limit")},
+		"rate_limit", true, SessionRunning)
+	f("no error kind", []ev{sessionStart("startup"), prompt("go"), subStart("a1", "worker"), fail("a1", "")},
+		"unknown", true, SessionRunning)
+	f("stopped later", []ev{sessionStart("startup"), prompt("go"), subStart("a1", "worker"), fail("a1", "rate_limit"),
+		subStop("a1", "worker")}, "", true, SessionRunning)
+	f("main failed too", []ev{sessionStart("startup"), prompt("go"), subStart("a1", "worker"), fail("a1", "overloaded"),
+		fail("", "overloaded")}, "overloaded", true, SessionFailed)
+	f("running", []ev{sessionStart("startup"), prompt("go"), subStart("a1", "worker"), fail("", "overloaded")},
+		"", false, SessionFailed)
+}

@@ -94,7 +94,7 @@ const (
 // a virtual session) is not served as it was. Raise it with any change to
 // what Build returns for the same events; TestModelVersion holds it to the
 // golden models of the real captures.
-const ModelVersion = 10
+const ModelVersion = 11
 
 // VirtualPrefix starts the id of a virtual session, which addresses one
 // subagent like a session: VirtualPrefix + session_id + "--" + agent_id
@@ -176,7 +176,9 @@ type Result struct {
 	// session its events were folded into.
 	Aliases map[string]string `json:"aliases,omitempty"`
 	// Skipped counts envelopes that could not be attributed: payload not a
-	// JSON object, or no session_id.
+	// JSON object, or no session_id; and the usage envelopes of model
+	// claudecode.SyntheticModel earlier imports made, which are no API
+	// response.
 	Skipped int `json:"skipped"`
 }
 
@@ -417,8 +419,8 @@ type Agent struct {
 	// TranscriptPath is the agent's own transcript: SubagentStop's
 	// agent_transcript_path, else the path the client uses for it.
 	TranscriptPath string `json:"transcript_path,omitempty"`
-	// LastMessage is the last assistant message (SubagentStop; Stop for the
-	// main agent).
+	// LastMessage is the last assistant message (SubagentStop, or the
+	// error text of a subagent's StopFailure; Stop for the main agent).
 	LastMessage string `json:"last_message,omitempty"`
 	// VirtualSessionID is "sub--<session_id>--<agent_id>" for subagents
 	// (VirtualPrefix), for viewers that show each subagent as a child
@@ -439,12 +441,23 @@ type Agent struct {
 	// is on.
 	Traceparent string `json:"traceparent,omitempty"`
 	// StartSources and StopSources say what reported the subagent's start
-	// (SubagentStart) and its stop (SubagentStop): hooks, its
+	// (SubagentStart) and its stop (SubagentStop, or StopFailure): hooks, its
 	// transcript, or both (Sources.Copy tells an event that copies a
 	// hook's).
 	StartSources Sources `json:"start_sources,omitempty"`
 	StopSources  Sources `json:"stop_sources,omitempty"`
-	Events       int     `json:"events"`
+	// StopError is, for a subagent whose turn ended with StopFailure (its
+	// model request failed: an API error the client's retries did not
+	// get past), the StopFailure's error kind (invalid_request,
+	// rate_limit, …; "unknown" when the event named none), "" for any
+	// other agent. Such a subagent is stopped at its StopFailure, with
+	// LastMessage the error text the client wrote ("API Error: 400 …"):
+	// no SubagentStop follows. The main agent's failure is its session's
+	// Status (SessionFailed). A SubagentStop that becomes the agent's stop
+	// (a later one) clears it.
+	StopError string `json:"stop_error,omitempty"`
+
+	Events int `json:"events"`
 	// ToolCount counts the agent's own calls (not its subagents'); of
 	// them, Failures have status error or interrupted, Denials denied and
 	// Rejected rejected. SubtreeCounts adds them up over a subtree.

@@ -429,13 +429,17 @@ func (b *sessionBuilder) add(r *record) {
 		if ag.start == nil || evidence(ag.start) {
 			ag.start = r
 		}
+	case *event.StopFailureInput:
+		if !main {
+			b.subagentFailed(r, ag, e)
+		}
 	case *event.SubagentStopInput:
 		ag.a.StopSources |= SourceOf(r.common.Kind)
 		if ag.stop != nil && evidence(ag.stop) {
 			// The transcript's reading of the stop gives way to the hook's.
 			ag.stopPath, ag.a.LastMessage = "", ""
 		}
-		ag.stop = r
+		ag.stop, ag.a.StopError = r, ""
 		if e.AgentTranscriptPath != "" {
 			ag.stopPath = e.AgentTranscriptPath
 		}
@@ -668,6 +672,27 @@ func (b *sessionBuilder) prompt(r *record, e *event.UserPromptSubmitInput, main 
 	}
 }
 
+// subagentFailed takes r, a StopFailure of subagent ag (its model request
+// failed and the client's retries did not get past the error): the client
+// sends no SubagentStop then, and the StopFailure is the agent's stop, of
+// its time, with the error text as its last message and the error kind as
+// its StopError (Agent.StopError). A hook's StopFailure wins over a
+// transcript's reading of the stop, as a hook's SubagentStop does; a
+// transcript's takes the place of another transcript's only.
+func (b *sessionBuilder) subagentFailed(r *record, ag *agentState, e *event.StopFailureInput) {
+	ag.a.StopSources |= SourceOf(r.common.Kind)
+	switch {
+	case evidence(r) && ag.stop != nil && !evidence(ag.stop):
+		return
+	case !evidence(r) && ag.stop != nil && evidence(ag.stop):
+		ag.stopPath, ag.a.LastMessage = "", ""
+	}
+	ag.stop, ag.a.StopError = r, cmp.Or(e.Error, "unknown")
+	if e.LastAssistantMessage != "" {
+		ag.a.LastMessage = e.LastAssistantMessage
+	}
+}
+
 // outcomeBlind reports whether r, a hook's PostToolUse, says nothing of
 // the call's outcome: Codex fires PostToolUse whether the call succeeded
 // or not (a command's exit 3 reads as a success there), so that a failure
@@ -750,10 +775,14 @@ func (b *sessionBuilder) addTranscript(r *record) {
 		if ag.start == nil {
 			ag.start = r
 		}
+	case *event.StopFailureInput:
+		if !main {
+			b.subagentFailed(r, ag, e)
+		}
 	case *event.SubagentStopInput:
 		ag.a.StopSources |= SourceOf(r.common.Kind)
 		if ag.stop == nil || evidence(ag.stop) {
-			ag.stop = r
+			ag.stop, ag.a.StopError = r, ""
 			ag.stopPath = cmp.Or(e.AgentTranscriptPath, ag.stopPath)
 			ag.a.LastMessage = cmp.Or(e.LastAssistantMessage, ag.a.LastMessage)
 		}

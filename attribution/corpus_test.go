@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
+	"github.com/hookwatch/hookwatch/internal/demo"
 )
 
 func TestClaudeCode2197Golden(t *testing.T) {
@@ -125,11 +126,25 @@ func TestFork2332(t *testing.T) {
 // order.
 func corpora(t testing.TB) map[string][]event.Envelope {
 	return map[string][]event.Envelope{
-		"claude-code-2.1.197": loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode),
-		"claude-code-2.1.332": load2332(t),
-		"public-captures":     loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode),
-		"codex-0.169":         loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex),
+		"claude-code-2.1.197":     loadCorpus(t, "claude-code-2.1.197.jsonl", event.RuntimeClaudeCode),
+		"claude-code-2.1.332":     load2332(t),
+		"public-captures":         loadCorpus(t, "public-captures.jsonl", event.RuntimeClaudeCode),
+		"codex-0.169":             loadCorpus(t, "codex-0.169.jsonl", event.RuntimeCodex),
+		"claude-apierror-2.1.197": apiErrorRun(t, "2.1.197"),
+		"claude-apierror-2.1.332": apiErrorRun(t, "2.1.332"),
 	}
+}
+
+// apiErrorRun returns a real run of Claude Code (testdata/
+// claude-apierror-<version>) whose subagent's model request, then the main
+// agent's, failed with an API error (400): the envelopes its hooks spooled
+// and those the importer read from its transcripts, together.
+func apiErrorRun(t testing.TB, version string) []event.Envelope {
+	hooks, imported, err := demo.Transcripts("testdata/claude-apierror-" + version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(hooks, imported...)
 }
 
 func TestPublicCaptures(t *testing.T) {

@@ -726,7 +726,7 @@ func sameAgent(x, y *Agent) bool {
 		x.TranscriptPath == y.TranscriptPath && x.LastMessage == y.LastMessage &&
 		x.VirtualSessionID == y.VirtualSessionID && x.Events == y.Events && x.ToolCount == y.ToolCount &&
 		x.Failures == y.Failures && x.Denials == y.Denials && x.Rejected == y.Rejected &&
-		x.StartSources == y.StartSources && x.StopSources == y.StopSources &&
+		x.StartSources == y.StartSources && x.StopSources == y.StopSources && x.StopError == y.StopError &&
 		x.Background == y.Background && x.NotificationStatus == y.NotificationStatus && sameUsage(x.Usage, y.Usage) && x.Model == y.Model && x.Traceparent == y.Traceparent &&
 		(x.NotifiedAt == nil) == (y.NotifiedAt == nil) && (x.NotifiedAt == nil || x.NotifiedAt.Equal(*y.NotifiedAt))
 }

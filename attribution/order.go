@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 )
 
@@ -351,6 +352,12 @@ func decodeAll(items []*item, in strs) ([]*record, int) {
 func newRecord(it *item, seq int, in strs) *record {
 	p := it.p
 	if p.Common == nil || p.SessionID == "" {
+		return nil
+	}
+	if _, ok := p.Event.(*event.TranscriptUsageInput); ok && p.Model == claudecode.SyntheticModel {
+		// A record the client wrote itself (an API error) is no API
+		// response: earlier imports made usage of it, of zeros and of no
+		// model; the model holds no such record, as a new import makes none.
 		return nil
 	}
 	// The item's record, made again when the group is derived again: by

@@ -1,11 +1,15 @@
 package attribution
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/hookwatch/hookwatch/claudecode"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/demo"
 )
@@ -252,4 +256,105 @@ func TestTranscriptOnlyFork(t *testing.T) {
 	}
 	f("claude-fork-2.1.332", "95f71cd0-68f7-43c7-aa4f-2d4f54f69415", "ade817eb-d549-4f37-8dec-fccc9a21af82", SourceHook)
 	f("claude-fork-2.1.197", "ef495ce9-4e55-4d23-8aab-80eff1bceacd", "7726c990-717e-4482-a085-bca66fb9d688", 0)
+}
+
+// TestSubagentAPIError: a subagent whose model request failed (a real run
+// of Claude Code, testdata/claude-apierror-<version>) is reported by a
+// StopFailure of its agent_id and no SubagentStop, its transcript ends
+// with the client's own record of the error. From the hooks alone, the
+// transcripts alone and both, the subagent is stopped, failed with the
+// error kind the client named, its last message the error text; the main
+// agent's StopFailure still fails the session, and the records the client
+// wrote itself count as no response.
+func TestSubagentAPIError(t *testing.T) {
+	for _, version := range []string{"2.1.197", "2.1.332"} {
+		hooks, imported, err := demo.Transcripts("testdata/claude-apierror-" + version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failure *event.StopFailureInput
+		for _, e := range hooks {
+			p, err := event.Decode(e.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, ok := p.Event.(*event.StopFailureInput); ok && p.AgentID != "" {
+				failure = f
+			}
+		}
+		if failure == nil || failure.Error == "" || !strings.HasPrefix(failure.LastAssistantMessage, "API Error: 400 ") {
+			t.Fatalf("%s: the subagent's StopFailure: %+v", version, failure)
+		}
+		both := append(append([]event.Envelope(nil), hooks...), imported...)
+		var keys []string
+		for _, c := range []struct {
+			name string
+			envs []event.Envelope
+			from Sources
+		}{{"hooks", hooks, SourceHook}, {"transcripts", imported, SourceTranscript}, {"both", both, SourceHook | SourceTranscript}} {
+			s := only(t, Build(c.envs))
+			if len(s.Agents) != 2 {
+				t.Fatalf("%s %s: %d agents", version, c.name, len(s.Agents))
+			}
+			sub := s.Agents[1]
+			if sub.StoppedAt == nil || sub.StopError != failure.Error || sub.LastMessage != failure.LastAssistantMessage || sub.StopSources != c.from {
+				t.Errorf("%s %s: the subagent stopped %v, error %q, last message %q, stop told by %v", version, c.name,
+					sub.StoppedAt, sub.StopError, sub.LastMessage, sub.StopSources.Names())
+			}
+			if s.Agents[0].StopError != "" {
+				t.Errorf("%s %s: the main agent's stop error %q", version, c.name, s.Agents[0].StopError)
+			}
+			if c.from&SourceHook != 0 && s.Status != SessionFailed {
+				t.Errorf("%s %s: session status %q", version, c.name, s.Status)
+			}
+			for _, a := range s.Agents {
+				if a.Usage != nil && slices.Contains(a.Usage.Models, claudecode.SyntheticModel) {
+					t.Errorf("%s %s: agent %q answered by %q", version, c.name, a.AgentID, a.Usage.Models)
+				}
+			}
+			if k := sessionKeys(s); keys == nil {
+				keys = k
+			} else if !slices.Equal(k, keys) {
+				t.Errorf("%s %s:\n%q\nthe hooks alone:\n%q", version, c.name, k, keys)
+			}
+			checkOrders(t, c.envs)
+		}
+	}
+}
+
+// TestSyntheticUsage: a usage envelope of model claudecode.SyntheticModel,
+// which earlier imports made of the records the client wrote itself, is no
+// response: the session comes out as without it (the envelope is one
+// the model skips).
+func TestSyntheticUsage(t *testing.T) {
+	hooks, imported, err := demo.Transcripts("testdata/claude-apierror-2.1.197")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := append(append([]event.Envelope(nil), hooks...), imported...)
+	want := mustJSON(t, Build(envs).Sessions)
+	var usage *event.Envelope
+	for i, e := range imported {
+		if p, err := event.Decode(e.Payload); err == nil && p.Name() == event.TranscriptUsage {
+			usage = &imported[i]
+		}
+	}
+	if usage == nil {
+		t.Fatal("no usage envelope imported")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(usage.Payload, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["model"], m["message_id"] = claudecode.SyntheticModel, "synthetic-1"
+	m["usage"] = map[string]any{"input_tokens": 0, "output_tokens": 0}
+	synthetic := *usage
+	synthetic.ID = "synthetic-usage"
+	if synthetic.Payload, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	r := Build(append(envs, synthetic))
+	if got := mustJSON(t, r.Sessions); !bytes.Equal(got, want) || r.Skipped != 1 {
+		t.Errorf("a usage of model %q changed the model (%d skipped)", claudecode.SyntheticModel, r.Skipped)
+	}
 }

@@ -31,6 +31,10 @@ var modelSums = map[int]string{
 	// call's response names none: every capture's response names it.
 	9:  "7a6a9bb8ebce533d99fd1aa28d4c8a677c444514a1852557e4dcceb3c6e5c113",
 	10: "42e19ca5588ecd8b7914cefca9bb8098e874c75c8f5a0c1e46a8435bd6c5fbb3", // Agent.Model
+	// A subagent's StopFailure stops it (Agent.StopError); a usage of
+	// model <synthetic> is skipped. The sum takes in the API error runs
+	// (claude-apierror-*), which the captures lacked before.
+	11: "a99b48d90919df245ebdbb674b479829bfcaefc493cb36a3280c2c9aa7f86a8c",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real

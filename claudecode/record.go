@@ -21,7 +21,8 @@ import (
 // them; a field's index in these lists is its number in decodeField.
 var (
 	recordFields = []string{"type", "subtype", "uuid", "sessionId", "agentId", "promptId", "timestamp", "cwd",
-		"version", "requestId", "isMeta", "isCompactSummary", "permissionMode", "toolUseResult", "message"}
+		"version", "requestId", "isMeta", "isCompactSummary", "permissionMode", "toolUseResult", "message",
+		"isApiErrorMessage", "error"}
 	messageFields = []string{"id", "role", "model", "stop_reason", "usage", "content"}
 	blockFields   = []string{"type", "text", "id", "name", "input", "tool_use_id", "is_error", "content"}
 )
@@ -135,6 +136,10 @@ func (r *TranscriptRecord) decodeField(i int, val []byte) bool {
 		return setString(val, &r.PermissionMode)
 	case "toolUseResult":
 		return setRaw(val, &r.ToolUseResult)
+	case "isApiErrorMessage":
+		return setBool(val, &r.IsAPIErrorMessage)
+	case "error":
+		return setRaw(val, &r.Error)
 	case "message":
 		m := &r.Message
 		return decodeObject(val, messageFields, func(i int, val []byte) bool {

@@ -36,6 +36,12 @@ type TranscriptRecord struct {
 	// the conversation: a user record no user wrote.
 	IsCompactSummary bool   `json:"isCompactSummary"`
 	PermissionMode   string `json:"permissionMode"`
+	// IsAPIErrorMessage marks an assistant record the client wrote for a
+	// model request that failed (Synthetic, its text "API Error: …"), and
+	// Error is then the kind of the failure (ErrorKind). Error is kept
+	// raw: other records may carry an error of another shape.
+	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
+	Error             json.RawMessage `json:"error"`
 	// ToolUseResult is, on a user record carrying a tool result, the
 	// tool's structured result: what a PostToolUse hook gets as
 	// tool_response.
@@ -62,6 +68,17 @@ const SyntheticModel = "<synthetic>"
 // itself rather than a model's response (SyntheticModel).
 func (r *TranscriptRecord) Synthetic() bool {
 	return r.Type == "assistant" && r.Message.Model == SyntheticModel
+}
+
+// ErrorKind returns the kind of failure an API error record names (its
+// error, as the StopFailure hook's names it: rate_limit,
+// invalid_request, …, unknown); "" when its error is no string.
+func (r *TranscriptRecord) ErrorKind() string {
+	var s string
+	if json.Unmarshal(r.Error, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // TranscriptBlock is one block of a message's content array: a tool_use

@@ -1019,7 +1019,9 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		}
 	}
 	blocks := rec.Blocks()
-	final := rec.Type == "assistant" && rec.Message.StopReason == "end_turn"
+	// A turn ends with the model's answer, or with the record the client
+	// wrote for a request that failed (its stop_reason is no end_turn).
+	final := rec.Type == "assistant" && (rec.Message.StopReason == "end_turn" || rec.Synthetic() && rec.IsAPIErrorMessage)
 	for _, b := range blocks {
 		switch {
 		case rec.Type == "assistant" && b.Type == "tool_use" && b.ID != "":
@@ -1072,12 +1074,20 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		c.storedSkips++
 	}
 	if final && c.file.AgentID != "" && !c.known.Agents[c.file.AgentID] {
-		// The subagent's last answer: it stops here.
+		// The subagent's last answer: it stops here. One the client wrote
+		// for a model request that failed is the StopFailure its hook got
+		// (the client sends no SubagentStop then), of the record's error.
 		c.known.Agents[c.file.AgentID] = true
-		p := c.common(rec, event.SubagentStop)
-		p["agent_transcript_path"] = c.file.Path
+		var p map[string]any
+		if rec.Synthetic() && rec.IsAPIErrorMessage {
+			p = c.common(rec, event.StopFailure)
+			p["error"] = cmp.Or(rec.ErrorKind(), "unknown")
+		} else {
+			p = c.common(rec, event.SubagentStop)
+			p["agent_transcript_path"] = c.file.Path
+			p["stop_hook_active"] = false
+		}
 		p["last_assistant_message"] = blocksText(blocks)
-		p["stop_hook_active"] = false
 		if err := emit(p, "stop:"+rec.UUID); err != nil {
 			return nil, err
 		}

@@ -279,8 +279,11 @@ func TestImportShape(t *testing.T) {
 // real transcripts of 2.1.197 and 2.1.332 whose main agent and subagent
 // each met a 400) are no responses: no TranscriptUsage is made of them, so
 // each agent counts its real responses only (those of a model the price
-// table has all priced) and ran the one real model. Neither makes a SubagentStop (its stop_reason is not
-// end_turn), as the hooks report none: the client fires StopFailure.
+// table has all priced) and ran the one real model. The subagent's record
+// of its error ends its turn as the client's hooks report it: a
+// StopFailure of the subagent, of the record's error kind, with the error
+// text as its last message, and no SubagentStop; the main agent's makes
+// no event (its hook's StopFailure is the session's).
 func TestImportAPIError(t *testing.T) {
 	root := copyTree(t, "apierror")
 	envs, sum := importAll(t, root, "")
@@ -321,6 +324,9 @@ func TestImportAPIError(t *testing.T) {
 	for _, ids := range real {
 		responses += len(ids)
 	}
+	if sum.Envelopes[event.StopFailure] != 2 || sum.Envelopes[event.SubagentStop] != 0 {
+		t.Errorf("%d StopFailure and %d SubagentStop envelopes, want one StopFailure per subagent", sum.Envelopes[event.StopFailure], sum.Envelopes[event.SubagentStop])
+	}
 	if n := sum.Envelopes[event.TranscriptUsage]; n != responses {
 		t.Errorf("%d usage envelopes for %d responses", n, responses)
 	}
@@ -351,9 +357,9 @@ func TestImportAPIError(t *testing.T) {
 			if len(u.Models) != 1 || u.Models[0] != model[k] || a.Model != model[k] {
 				t.Errorf("session %s agent %q: model %q, usage models %q", s.SessionID, a.AgentID, a.Model, u.Models)
 			}
-			if a.AgentID != "" && (a.StoppedAt != nil || a.LastMessage != "") {
-				t.Errorf("session %s agent %q: stopped at %v with %q; the hooks report no SubagentStop",
-					s.SessionID, a.AgentID, a.StoppedAt, a.LastMessage)
+			if a.AgentID != "" && (a.StoppedAt == nil || a.StopError != "unknown" || a.LastMessage != "API Error: 400 scripted failure of the subagent") {
+				t.Errorf("session %s agent %q: stopped at %v, error %q, with %q; the hooks report a StopFailure",
+					s.SessionID, a.AgentID, a.StoppedAt, a.StopError, a.LastMessage)
 			}
 		}
 	}

@@ -157,3 +157,94 @@ func TestAPIErrorTranscript(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIErrorHooks runs the scenario of TestAPIErrorTranscript with the
+// real hook (cmd/hookwatch-hook, its envelopes left in the spool): the
+// subagent the API failed is reported by a StopFailure of its agent_id and
+// no SubagentStop, and the model of the hooks' envelopes has it stopped,
+// failed with the StopFailure's error, its last message the error text.
+// HOOKWATCH_E2E_KEEP=DIR keeps the envelopes (DIR/<client>/envelopes.jsonl)
+// beside the transcripts (DIR/<client>/projects): attribution's
+// testdata/claude-apierror-<version> was made so.
+func TestAPIErrorHooks(t *testing.T) {
+	built := buildPolicyBins(t)
+	EachClient(t, func(t *testing.T, c Client) {
+		bins := built
+		bins.client = c
+		p := newPolicyEnv(t, bins, "")
+		sc := APIErrors()
+		p.Model.SetScript(sc.Script)
+		res, err := p.RunContext(context.Background(), sc.Prompt)
+		if !res.IsError || res.SessionID == "" {
+			t.Fatalf("the failed run: %v, result %s", err, res.JSON)
+		}
+		spooled := p.envelopes()
+		var envs []hwevent.Envelope
+		var failed, subStops []string
+		var subError string
+		for _, s := range spooled {
+			envs = append(envs, s.env)
+			switch s.payload.name() {
+			case "StopFailure":
+				failed = append(failed, s.payload.str("agent_id"))
+				if s.payload.str("agent_id") != "" {
+					subError = s.payload.str("error")
+				}
+			case "SubagentStop":
+				subStops = append(subStops, s.payload.str("agent_id"))
+			}
+		}
+		if keep := os.Getenv("HOOKWATCH_E2E_KEEP"); keep != "" {
+			dir := filepath.Join(keep, c.Name())
+			os.MkdirAll(dir, 0o755)
+			var b strings.Builder
+			for _, e := range envs {
+				line, _ := json.Marshal(e)
+				b.Write(append(line, '\n'))
+			}
+			writeFile(t, filepath.Join(dir, "envelopes.jsonl"), b.String())
+			exec.Command("cp", "-r", filepath.Join(p.Home, ".claude", "projects"), dir).Run()
+		}
+		var sub string
+		for _, id := range failed {
+			if id != "" {
+				sub = id
+			}
+		}
+		if sub == "" || !slices.Contains(failed, "") || len(subStops) != 0 {
+			t.Fatalf("StopFailure of agents %q, SubagentStop of %q", failed, subStops)
+		}
+
+		b := attribution.Build(envs)
+		s := b.Session(res.SessionID)
+		if s == nil {
+			t.Fatalf("no session %s", res.SessionID)
+		}
+		if s.Status != attribution.SessionFailed {
+			t.Errorf("session status %q", s.Status)
+		}
+		for _, a := range s.Agents {
+			if a.AgentID != sub {
+				continue
+			}
+			if a.StoppedAt == nil || subError == "" || a.StopError != subError || a.LastMessage != "API Error: 400 "+SubagentAPIError {
+				t.Errorf("the failed subagent: stopped %v, error %q (the hook's %q), last message %q", a.StoppedAt, a.StopError, subError, a.LastMessage)
+			}
+			// The parent's Agent call: the client reports it completed
+			// (PostToolUse), its result the error text; run in the
+			// foreground, it returns once the agent stopped.
+			for _, c := range s.ToolCalls {
+				if c.ToolUseID != a.SpawnToolUseID {
+					continue
+				}
+				if c.Status != attribution.StatusOK || c.EndedAt == nil || !a.Background && a.StoppedAt != nil && c.EndedAt.Before(*a.StoppedAt) {
+					t.Errorf("the spawning call %s: %s, ended %v; the agent stopped %v", c.ToolUseID, c.Status, c.EndedAt, a.StoppedAt)
+				}
+				return
+			}
+			t.Errorf("no spawning call %q of the failed subagent", a.SpawnToolUseID)
+			return
+		}
+		t.Errorf("no agent %s", sub)
+	})
+}
