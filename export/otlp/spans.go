@@ -226,8 +226,9 @@ func runEnd(s *attribution.Session, a *attribution.Agent, i int) (time.Time, boo
 	return a.LastEventAt, false
 }
 
-// agentDone reports whether an agent ended: a subagent's SubagentStop, the
-// main agent's SessionEnd.
+// agentDone reports whether an agent ended: a subagent's stop (its
+// SubagentStop, or the StopFailure of a failed model request), the main
+// agent's SessionEnd.
 func agentDone(s *attribution.Session, a *attribution.Agent) bool {
 	if a.AgentID == "" {
 		return s.EndedAt != nil
@@ -326,6 +327,13 @@ func AgentSpan(s *attribution.Session, a *attribution.Agent) *tracepb.Span {
 	}
 	if !agentDone(s, a) {
 		sp.Attributes = append(sp.Attributes, boolean(attrAgentOpen, true))
+	}
+	if a.StopError != "" {
+		// The subagent's model request failed (StopFailure): the agent
+		// failed, of the error kind the client named, and its last
+		// message is the error text.
+		sp.Attributes = append(sp.Attributes, str(attrErrorType, a.StopError))
+		sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: cut(a.LastMessage, maxStatusMessage)}
 	}
 	return sp
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hookwatch/hookwatch/classify"
 	"github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/internal/corpus"
+	"github.com/hookwatch/hookwatch/internal/demo"
 	"github.com/hookwatch/hookwatch/label"
 )
 
@@ -295,6 +296,36 @@ func TestPolicyDenialReason(t *testing.T) {
 	sp := spans[len(spans)-1]
 	if c := s.ToolCalls[0]; c.Status != attribution.StatusDenied || attr(sp, attrToolDenied) != "true" || attr(sp, attrDeniedReason) != "force pushes are not allowed" {
 		t.Fatalf("call %s %q: span %s denied %q reason %q", c.Status, c.Error, sp.Name, attr(sp, attrToolDenied), attr(sp, attrDeniedReason))
+	}
+}
+
+// TestFailedSubagentSpan: a subagent whose model request failed (a real
+// run of Claude Code 2.1.197, its hooks' envelopes) is reported by a
+// StopFailure and no SubagentStop: its invoke_agent span ends at the
+// StopFailure, not open, with status ERROR, the error text, and the error
+// kind as error.type; the main agent's span says nothing of it.
+func TestFailedSubagentSpan(t *testing.T) {
+	hooks, _, err := demo.Transcripts("../../attribution/testdata/claude-apierror-2.1.197")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := attribution.Build(hooks).Sessions[0]
+	spans := Spans(sessionOf(s))
+	checkTrace(t, s, spans)
+	sub := s.Agents[1]
+	if sub.StoppedAt == nil || sub.StopError == "" {
+		t.Fatalf("the subagent: stopped %v, error %q", sub.StoppedAt, sub.StopError)
+	}
+	sp := AgentSpan(s, sub)
+	if attr(sp, attrAgentOpen) != "" || sp.EndTimeUnixNano != unixNano(*sub.StoppedAt) {
+		t.Errorf("span %s: open %q, ends %d, want at %v", sp.Name, attr(sp, attrAgentOpen), sp.EndTimeUnixNano, sub.StoppedAt)
+	}
+	if attr(sp, attrErrorType) != sub.StopError || sp.Status == nil || sp.Status.Code != tracepb.Status_STATUS_CODE_ERROR ||
+		!strings.HasPrefix(sp.Status.Message, "API Error: 400 ") {
+		t.Errorf("span %s: %s %q, status %v", sp.Name, attrErrorType, attr(sp, attrErrorType), sp.Status)
+	}
+	if main := AgentSpan(s, s.Agents[0]); attr(main, attrErrorType) != "" || main.Status != nil {
+		t.Errorf("the main agent's span: %s %q, status %v", attrErrorType, attr(main, attrErrorType), main.Status)
 	}
 }
 
