@@ -458,6 +458,31 @@ func transcriptRun(t testing.TB) (envs []event.Envelope, lost string) {
 	return append(kept, imported...), lost
 }
 
+// apiErrorSession is a real run of Claude Code 2.1.197 whose subagent's
+// model request, then the main agent's, failed with an API error (400):
+// its hooks' envelopes and its transcripts read by the importer
+// (attribution/testdata/claude-apierror-2.1.197), written as JSON to a
+// file (apiErrorFile) that the test of it posts: the other tests see the
+// collector without it.
+const apiErrorSession = "bed3416c-0acd-4526-923e-7120d8a3fa48"
+
+func apiErrorFile(t testing.TB) string {
+	t.Helper()
+	hooks, imported, err := demo.Transcripts("../attribution/testdata/claude-apierror-2.1.197")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(append(hooks, imported...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "apierror.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // outlierSession is a fan-out of three Explore subagents made of the
 // 2.1.197 capture's payloads, the second making 24 calls against its
 // siblings' 3 and 2: an outlier (outlierAgent). stalledSession waits on a
@@ -578,6 +603,8 @@ func TestBrowser(t *testing.T) {
 			"HW_STALLED=" + stalledSession,
 			"HW_TRANSCRIPT=" + transcriptSession,
 			"HW_TRANSCRIPT_LOST=" + lost,
+			"HW_APIERROR=" + apiErrorSession,
+			"HW_APIERROR_FILE=" + apiErrorFile(t),
 			"HW_XSS_STRINGS=" + string(xss),
 		}, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, append(args, "dashboard.test.mjs")...)...)
 		t.Logf("%s", out)

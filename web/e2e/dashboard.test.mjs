@@ -26,11 +26,13 @@ const OUTLIER_AGENT = process.env.HW_OUTLIER_AGENT;
 const STALLED = process.env.HW_STALLED;
 const TRANSCRIPT = process.env.HW_TRANSCRIPT;
 const TRANSCRIPT_LOST = process.env.HW_TRANSCRIPT_LOST;
+const APIERROR = process.env.HW_APIERROR;
+const APIERROR_FILE = process.env.HW_APIERROR_FILE;
 const XSS_STRINGS = JSON.parse(process.env.HW_XSS_STRINGS || '[]');
 const TOKEN = process.env.HW_TOKEN || '';
 const auth = TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {};
-if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !STORY || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX || !TRANSCRIPT || !TRANSCRIPT_LOST) {
-  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_STORY, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK, HW_CODEX, HW_TRANSCRIPT and HW_TRANSCRIPT_LOST (go test ./web does)');
+if (!BASE || !REAL || !XSS || !PARALLEL || !PREVIEW || !BACKGROUND || !STORY || !RESUMED || !OUTLIER || !OUTLIER_AGENT || !STALLED || !FORK || !CODEX || !TRANSCRIPT || !TRANSCRIPT_LOST || !APIERROR || !APIERROR_FILE) {
+  throw new Error('set HOOKWATCH_URL, HW_REAL, HW_XSS, HW_PARALLEL, HW_PREVIEW, HW_BACKGROUND, HW_STORY, HW_RESUMED, HW_OUTLIER, HW_OUTLIER_AGENT, HW_STALLED, HW_FORK, HW_CODEX, HW_TRANSCRIPT, HW_TRANSCRIPT_LOST, HW_APIERROR and HW_APIERROR_FILE (go test ./web does)');
 }
 
 let browser;
@@ -2560,6 +2562,37 @@ test('a session waiting on a background subagent: its status, and the lane beyon
   const row = page.locator(`[data-session="${BACKGROUND}"]`);
   await row.waitFor();
   assert.match(await row.innerText(), /background/);
+  clean(seen);
+  await page.close();
+});
+
+test('a subagent stopped by an API error shows stopped and failed, in its lane and its details', async () => {
+  const { readFile } = await import('node:fs/promises');
+  await post(JSON.parse(await readFile(APIERROR_FILE, 'utf8')));
+  for (let i = 0; i < 50 && (await api('/v1/sessions/' + APIERROR)).body?.status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 100));
+  const want = await expected(APIERROR);
+  assert.equal(want.session.status, 'failed', "the main agent's turn failed too");
+  const sub = want.agentList.find((a) => a.agent_id !== '');
+  assert.ok(sub.stopped_at, 'the subagent stopped at its StopFailure');
+  assert.ok(sub.stop_error, 'with the error kind the client named');
+  assert.match(sub.last_message, /^API Error: 400 /);
+  assert.equal(want.agentList.find((a) => a.agent_id === '').stop_error, undefined, "the main agent's failure is the session's");
+
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(APIERROR));
+  await loaded(page);
+  assert.equal(await page.getByTestId('session-status').innerText(), 'failed');
+  const row = page.locator(`[role=treeitem][data-agent="${sub.agent_id}"]`);
+  const badge = row.getByTestId('agent-stop-error');
+  assert.equal(await badge.innerText(), 'failed');
+  assert.match(await badge.getAttribute('title'), new RegExp('API error: ' + sub.stop_error));
+  assert.equal(await page.locator('[role=treeitem][data-agent=""]').getByTestId('agent-stop-error').count(), 0);
+  await row.click();
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  assert.equal(await insp.getByTestId('agent-stop-error').innerText(), 'failed: ' + sub.stop_error);
+  const text = await insp.innerText();
+  assert.ok(!/\brunning\b/.test(text), 'not shown running:\n' + text);
+  assert.ok(text.includes(sub.last_message), 'the error text is its last message:\n' + text);
   clean(seen);
   await page.close();
 });

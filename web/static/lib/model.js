@@ -164,6 +164,9 @@ function agentFrom(r, old) {
     denials: count(r.denials),
     rejected: count(r.rejected),
     lastMessage: str(r.last_message),
+    // A subagent stopped by a failed model request (StopFailure): the
+    // error kind the client named (rate_limit, unknown, …), '' otherwise.
+    stopError: str(r.stop_error),
     calls: old ? old.calls : [],
     raw: r,
     asOf: -1,

@@ -169,7 +169,7 @@ function AgentDetails({ model, a, onSelect, onFilter }) {
       ${a.spawn && html`<${Field} k="spawned by"><${CallLink} model=${model} id=${a.spawn} onSelect=${onSelect} /><//>`}
       ${a.description && html`<${Field} k="description">${a.description}<//>`}
       <${Field} k="started">${fmtISO(a.start)}<//>
-      <${Field} k="stopped">${Number.isFinite(a.stop) ? fmtISO(a.stop) : model.over() ? 'no stop reported' : 'running'}<//>
+      <${Field} k="stopped">${Number.isFinite(a.stop) ? fmtISO(a.stop) : model.over() ? 'no stop reported' : 'running'}${a.stopError && html` <span class="pill pill-failed" data-testid="agent-stop-error" title="its model request failed: the client's retries did not get past the API error">failed: ${a.stopError}</span>`}<//>
       <${Field} k="duration">${fmtDur(dur)}<//>
       <${Field} k="tool calls">${plural(a.toolCount ?? a.calls.length, 'call')}${counts.length ? ` (${counts.join(', ')})` : ''}<//>
       <${Field} k="events">${fmtNum(a.events)}<//>

@@ -964,6 +964,7 @@ function AgentRow({ lane, model, selected, onSelect, onRows }) {
         <span class=${'atype' + (a.id === MAIN ? ' main' : '')} title=${agentLabel(a)}>${agentLabel(a)}</span>
         ${a.id && html`<span class="aid" title=${a.id}>${shortID(a.id, 7)}</span>`}
         <span class="spacer"></span>
+        ${a.stopError && html`<span class="pill pill-failed" data-testid="agent-stop-error" title=${'stopped by a failed model request (API error: ' + a.stopError + ')'}>failed</span>`}
         ${failed > 0 && html`<span class="badge bad" title="failed calls">${failed}</span>`}
         ${a.background && html`<span class="badge bg" title=${(bgDone ? 'ran' : 'runs') + ' on in the background after its call returned' + (a.notificationStatus ? '; the client notified: ' + a.notificationStatus : '')}>${bgDone ? 'background' : 'bg running'}</span>`}
         ${a.denials > 0 && html`<span class="badge deny" title="denied calls">${a.denials}</span>`}
