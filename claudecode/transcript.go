@@ -70,6 +70,10 @@ func (r *TranscriptRecord) Synthetic() bool {
 	return r.Type == "assistant" && r.Message.Model == SyntheticModel
 }
 
+// APIError reports whether r is the record the client wrote for a model
+// request that failed: Synthetic, and marked an API error message.
+func (r *TranscriptRecord) APIError() bool { return r.Synthetic() && r.IsAPIErrorMessage }
+
 // ErrorKind returns the kind of failure an API error record names (its
 // error, as the StopFailure hook's names it: rate_limit,
 // invalid_request, …, unknown); "" when its error is no string.

@@ -1021,7 +1021,7 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 	blocks := rec.Blocks()
 	// A turn ends with the model's answer, or with the record the client
 	// wrote for a request that failed (its stop_reason is no end_turn).
-	final := rec.Type == "assistant" && (rec.Message.StopReason == "end_turn" || rec.Synthetic() && rec.IsAPIErrorMessage)
+	final := rec.Type == "assistant" && (rec.Message.StopReason == "end_turn" || rec.APIError())
 	for _, b := range blocks {
 		switch {
 		case rec.Type == "assistant" && b.Type == "tool_use" && b.ID != "":
@@ -1079,7 +1079,7 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		// (the client sends no SubagentStop then), of the record's error.
 		c.known.Agents[c.file.AgentID] = true
 		var p map[string]any
-		if rec.Synthetic() && rec.IsAPIErrorMessage {
+		if rec.APIError() {
 			p = c.common(rec, event.StopFailure)
 			p["error"] = cmp.Or(rec.ErrorKind(), "unknown")
 		} else {
