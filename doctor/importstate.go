@@ -1,9 +1,6 @@
 package doctor
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/hookwatch/hookwatch/claudecode"
@@ -17,10 +14,9 @@ import (
 // either, and the rollouts' offsets are kept nowhere. It is read by the one
 // reader of it, the importer's, whose error names the way out.
 func (e *env) checkImportState() (Check, bool) {
+	// The importer's reader takes a state that does not exist for an
+	// empty one.
 	path := filepath.Join(e.home, importer.StateFile)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return Check{}, false
-	}
 	_, err := importer.Offsets(path)
 	if err == nil {
 		return Check{}, false
