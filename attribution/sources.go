@@ -120,8 +120,12 @@ const (
 
 // TellsOf returns what an event of this name tells of: a call's start
 // (PreToolUse) or end (PostToolUse, PostToolUseFailure, PermissionDenied),
-// a subagent's start or stop, a prompt, the session's end. It is how the Sources the model
-// keeps are read for an event (ToolCall.SourcesOf, Agent.SourcesOf).
+// a subagent's start or stop (SubagentStop, or the StopFailure of a
+// subagent whose request failed: Agent.StopError), a prompt, the session's
+// end. It is how the Sources the model keeps are read for an event
+// (ToolCall.SourcesOf, Agent.SourcesOf). A StopFailure without an agent_id
+// is the main agent's turn's end, which tells of no agent's stop: the
+// caller, which holds the event, tells them apart.
 func TellsOf(name string) Told {
 	switch name {
 	case event.PreToolUse:
@@ -130,7 +134,7 @@ func TellsOf(name string) Told {
 		return ToldCallEnd
 	case event.SubagentStart:
 		return ToldAgentStart
-	case event.SubagentStop:
+	case event.SubagentStop, event.StopFailure:
 		return ToldAgentStop
 	case event.UserPromptSubmit:
 		return ToldPrompt

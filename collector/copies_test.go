@@ -460,3 +460,53 @@ func TestEventCopiesClaudeFork(t *testing.T) {
 	}
 	streamsCopiesOf(t, s, fork, all)
 }
+
+// TestEventCopiesAPIError: real Claude Code runs whose subagent's model
+// request failed, reported by their hooks and read from their
+// transcripts. The subagent's stop is its StopFailure, which the hook
+// delivered and the importer reads from the client's record of the error:
+// the transcript's is a copy, the hook's also read from the transcript.
+// The main agent's StopFailures end its turns, which no file records:
+// neither is a copy nor also read from one. The streams mark the same.
+func TestEventCopiesAPIError(t *testing.T) {
+	for version, session := range map[string]string{
+		"2.1.197": "bed3416c-0acd-4526-923e-7120d8a3fa48",
+		"2.1.332": "e9bd0901-d3e2-4195-a55d-6b582e801b39",
+	} {
+		t.Run(version, func(t *testing.T) {
+			hooks, imported, err := demo.Transcripts("../attribution/testdata/claude-apierror-" + version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, all := hooksThenFiles(t, session, hooks, imported)
+			var sub, main int
+			for _, e := range all {
+				if e.Event != event.StopFailure {
+					continue
+				}
+				also := slices.Equal(e.AlsoReadFrom, []string{event.KindTranscript})
+				switch {
+				case e.AgentID == "":
+					main++
+					if e.Copy || len(e.AlsoReadFrom) > 0 {
+						t.Errorf("the main agent's StopFailure %s (%s): copy %v, also read from %v", e.ID, e.Kind, e.Copy, e.AlsoReadFrom)
+					}
+				case e.Kind == event.KindTranscript:
+					sub++
+					if !e.Copy {
+						t.Errorf("the transcript's StopFailure of subagent %s not marked a copy", e.AgentID)
+					}
+				case e.Kind == event.KindHook:
+					sub++
+					if e.Copy || !also {
+						t.Errorf("the hook's StopFailure of subagent %s: copy %v, also read from %v", e.AgentID, e.Copy, e.AlsoReadFrom)
+					}
+				}
+			}
+			if sub != 2 || main == 0 {
+				t.Fatalf("%d StopFailures of the subagent listed (want the hook's and the transcript's), %d of the main agent (want some)", sub, main)
+			}
+			streamsCopiesOf(t, s, session, all)
+		})
+	}
+}

@@ -377,7 +377,9 @@ func happeningOf(v *EventView) happening {
 			return happening{of: 'c', id: v.ToolUseID, end: t == attribution.ToldCallEnd}
 		}
 	case t == attribution.ToldAgentStart || t == attribution.ToldAgentStop:
-		return happening{of: 'a', id: v.AgentID, end: t == attribution.ToldAgentStop}
+		if v.AgentID != "" { // the main agent's StopFailure ends a turn
+			return happening{of: 'a', id: v.AgentID, end: t == attribution.ToldAgentStop}
+		}
 	case t == attribution.ToldPrompt:
 		if agent, id, ok := attribution.PromptNamed(v.AgentID, v.PromptID, v.turnID); ok {
 			return happening{of: 'p', id: id, agent: agent}

@@ -420,7 +420,8 @@ func readEach(read func(store.EventFilter) error, ids happeningIDs, cursor strin
 	for _, a := range ids.agents {
 		filters = append(filters,
 			store.EventFilter{AgentID: &a, Event: event.SubagentStart},
-			store.EventFilter{AgentID: &a, Event: event.SubagentStop})
+			store.EventFilter{AgentID: &a, Event: event.SubagentStop},
+			store.EventFilter{AgentID: &a, Event: event.StopFailure})
 	}
 	for _, f := range filters {
 		f.Cursor = cursor
