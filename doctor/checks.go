@@ -701,8 +701,8 @@ func (e *env) checkHTTPRoundTrip(ctx context.Context, h Handler, scope string) C
 		c.Status = Fail
 		c.Message = fmt.Sprintf("POST %s: %v: the http hooks' events are lost while it does not answer (an http hook cannot spool), but for what the transcripts hold (the settings check says what comes back)", h.URL, shortErr(err))
 		c.Fix = e.serveCmd() + "   # or keep it running: hookwatch service install"
-		if e.tunnel() {
-			c.Fix = e.teamServerFix()
+		if e.elsewhere() {
+			c.Fix = e.elsewhereFix()
 		}
 		return c
 	}

@@ -703,8 +703,13 @@ func (e *env) runElsewhereFix() string {
 // not, is the server, not this home's, and no fix starts one here.
 func (e *env) tunnel() bool { return e.localURL() && e.forTeamServer() }
 
+// elsewhere reports whether the collector the hooks send to is none this
+// machine runs: one at a URL on another machine, or a team server reached
+// through a tunnel. No fix starts, stops or restarts it here.
+func (e *env) elsewhere() bool { return !e.localURL() || e.forTeamServer() }
+
 // teamServerFix is the fix for a team server the hooks cannot deliver to.
-func (e *env) teamServerFix() string {
+func (e *env) elsewhereFix() string {
 	return "check " + e.urlSource.String() + " (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
 }
 
@@ -766,11 +771,16 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		c.Message = fmt.Sprintf("%s is not running (%v); the next hook event starts it in the background", e.url, shortErr(err))
 		c.Fix = e.serveCmd() + "   # to start it now, or keep it running: hookwatch service install"
 		return c
-	case err != nil && e.forTeamServer():
-		// A team server's: a collector started here would not be it.
+	case err != nil && e.elsewhere():
+		// Another machine's, or a team server's: a collector started here
+		// would not be it.
+		server := "the collector"
+		if e.forTeamServer() {
+			server = "the team server"
+		}
 		c.Status = Fail
-		c.Message = fmt.Sprintf("the team server at %s is not reachable (%v): the hook's events wait in the spool and go to it once it answers", e.url, shortErr(err))
-		c.Fix = e.teamServerFix()
+		c.Message = fmt.Sprintf("%s at %s is not reachable (%v): the hook's events wait in the spool and go to it once it answers", server, e.url, shortErr(err))
+		c.Fix = e.elsewhereFix()
 		return c
 	case err != nil:
 		c.Status = Fail
@@ -783,11 +793,18 @@ func (e *env) checkCollector(ctx context.Context) Check {
 	if resp.StatusCode != http.StatusOK {
 		c.Status = Fail
 		c.Message = fmt.Sprintf("%s/healthz answered HTTP %d", e.url, resp.StatusCode)
-		if h.Status == "" && e.tunnel() {
+		switch {
+		case h.Status == "" && e.tunnel():
 			// The tunnel's address, held by another program than the
 			// tunnel to the server: no collector of this home belongs there.
 			c.Message += ", which is not a hookwatch collector's answer: another program than the tunnel to the team server listens there"
-			c.Fix = e.teamServerFix()
+			c.Fix = e.elsewhereFix()
+			return c
+		case h.Status == "" && e.elsewhere():
+			// Another machine's answer, a proxy's in front of a server
+			// that is down, say: nothing to start here.
+			c.Message += ", which is not a hookwatch collector's answer: a proxy in front of the collector, or another program, answers there; the hook's events wait in the spool"
+			c.Fix = e.elsewhereFix()
 			return c
 		}
 		if h.Status == "" {
@@ -799,10 +816,10 @@ func (e *env) checkCollector(ctx context.Context) Check {
 		if h.DB != "" && h.DB != "ok" {
 			c.Message += ": database: " + h.DB
 		}
-		if e.tunnel() {
-			// The team server's own trouble, for its admin to mend.
-			c.Message += ": the team server's trouble; the hook's events wait in the spool"
-			c.Fix = "ask the team server's admin: its log says why"
+		if e.elsewhere() {
+			// The server's own trouble, for its admin to mend.
+			c.Message += ": the server's trouble; the hook's events wait in the spool"
+			c.Fix = "ask the server's admin: its log says why"
 			return c
 		}
 		c.Fix = "read why in the collector's log (" + claudecode.ShellQuote(filepath.Join(e.home, hook.ServeLog)) + " when a hook or the launchd agent started it), then restart it: hookwatch stop; " + e.serveCmd()

@@ -29,6 +29,7 @@ import (
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/install"
 	"github.com/hookwatch/hookwatch/internal/deadport"
+	"github.com/hookwatch/hookwatch/internal/freeport"
 	"github.com/hookwatch/hookwatch/internal/spooltest"
 	"github.com/hookwatch/hookwatch/spool"
 	"github.com/hookwatch/hookwatch/store/sqlite"
@@ -574,34 +575,68 @@ func TestCollectorOfThisHomeElsewhere(t *testing.T) {
 
 // TestCollectorNotOK: a /healthz that is not OK fails the check, with a fix
 // that fits: another program on the address, or a collector whose database
-// fails.
+// fails. At a URL on another machine (a proxy answering for a server that
+// is down, say, or a server whose database fails) nothing of this machine
+// is to start, stop or move, and the fix says to check the URL or ask the
+// server's admin; the same when the server does not answer at all.
 func TestCollectorNotOK(t *testing.T) {
+	host, ok := freeport.HostIPv4()
+	if !ok {
+		t.Fatal("no IPv4 address beyond loopback to serve another machine's collector at")
+	}
 	for _, tc := range []struct {
 		code           int
 		body, msg, fix string
+		remote         bool
 	}{
-		{404, "404 page not found", "not a hookwatch collector's answer: another program listens there", "hookwatch install --url http://127.0.0.1:<port>"},
-		{503, `{"status":"degraded","version":"test","db":"disk I/O error"}`, "database: disk I/O error", "hookwatch stop; hookwatch serve"},
+		{404, "404 page not found", "not a hookwatch collector's answer: another program listens there", "hookwatch install --url http://127.0.0.1:<port>", false},
+		{503, `{"status":"degraded","version":"test","db":"disk I/O error"}`, "database: disk I/O error", "hookwatch stop; hookwatch serve", false},
+		{502, "<html>502 Bad Gateway</html>", "not a hookwatch collector's answer: a proxy in front of the collector, or another program, answers there", "ask the server's admin", true},
+		{503, `{"status":"degraded","version":"test","db":"disk I/O error"}`, "database: disk I/O error: the server's trouble", "ask the server's admin: its log says why", true},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(tc.code)
 			io.WriteString(w, tc.body)
 		}))
+		if tc.remote {
+			l, err := net.Listen("tcp", net.JoinHostPort(host.String(), "0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Listener.Close()
+			srv.Listener = l
+		}
+		srv.Start()
 		root := t.TempDir()
 		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": filepath.Join(root, "hw"), "HOOKWATCH_URL": srv.URL}
-		r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
-		srv.Close()
-		found := false
-		for _, c := range r.Checks {
-			if c.Name == "collector" {
-				found = true
-				if c.Status != Fail || !strings.Contains(c.Message, tc.msg) || !strings.Contains(c.Fix, tc.fix) {
-					t.Errorf("HTTP %d %s: collector check = %+v", tc.code, tc.body, c)
+		if tc.remote {
+			env["HOOKWATCH_TOKEN"] = "hwt_0123456789abcdef"
+		}
+		collectorCheck := func() Check {
+			t.Helper()
+			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
+			for _, c := range r.Checks {
+				if c.Name == "collector" {
+					return c
 				}
 			}
-		}
-		if !found {
 			t.Fatal("no collector check")
+			return Check{}
+		}
+		elsewhere := func(c Check) bool {
+			return !strings.Contains(c.Fix, "hookwatch serve") && !strings.Contains(c.Fix, "hookwatch stop") && !strings.Contains(c.Fix, "hookwatch install")
+		}
+		c := collectorCheck()
+		if c.Status != Fail || !strings.Contains(c.Message, tc.msg) || !strings.Contains(c.Fix, tc.fix) || tc.remote && !elsewhere(c) {
+			t.Errorf("HTTP %d %s at %s: collector check = %+v", tc.code, tc.body, srv.URL, c)
+		}
+		srv.Close()
+		if tc.remote {
+			c := collectorCheck()
+			if c.Status != Fail || !strings.Contains(c.Message, "the collector at "+srv.URL+" is not reachable") || !strings.Contains(c.Message, "wait in the spool") ||
+				!strings.Contains(c.Fix, "check HOOKWATCH_URL") || !elsewhere(c) {
+				t.Errorf("another machine's collector down: collector check = %+v", c)
+			}
 		}
 	}
 }

@@ -1,5 +1,7 @@
 // Package freeport finds loopback TCP ports that nothing listens on, for a
-// server a test or benchmark starts there next.
+// server a test or benchmark starts there next, and an address of this
+// machine beyond loopback, for one meant to be reached as another
+// machine's.
 //
 // A port the kernel hands out for ":0" is free again the moment the finder
 // closes it, and the next ":0" listener anywhere on the machine (a server
@@ -98,4 +100,20 @@ func ephemeralLow() (int, bool) {
 	}
 	low, err := strconv.Atoi(f[0])
 	return low, err == nil
+}
+
+// HostIPv4 returns an IPv4 address of this machine beyond loopback, for a
+// server a test means to be reached as another machine's would be; false
+// when the machine has none.
+func HostIPv4() (net.IP, bool) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP, true
+		}
+	}
+	return nil, false
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookwatch/hookwatch/internal/freeport"
 	"github.com/hookwatch/hookwatch/internal/pgtest"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/postgres"
@@ -304,17 +305,11 @@ func TestOpenTLSByDefault(t *testing.T) {
 // nonLoopbackIPv4 is an IPv4 address of this machine beyond loopback; the
 // test is skipped without one.
 func nonLoopbackIPv4(t *testing.T) net.IP {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Skip(err)
+	ip, ok := freeport.HostIPv4()
+	if !ok {
+		t.Skip("no IPv4 address beyond loopback")
 	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP
-		}
-	}
-	t.Skip("no IPv4 address beyond loopback")
-	return nil
+	return ip
 }
 
 // TestOpenUnresolvableHost: a host name that does not resolve is what a
