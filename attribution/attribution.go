@@ -449,7 +449,7 @@ type Agent struct {
 	// StopError is, for a subagent whose turn ended with StopFailure (its
 	// model request failed: an API error the client's retries did not
 	// get past), the StopFailure's error kind (invalid_request,
-	// rate_limit, …; "unknown" when the event named none), "" for any
+	// rate_limit, …; event.UnknownFailure when the event named none), "" for any
 	// other agent. Such a subagent is stopped at its StopFailure, with
 	// LastMessage the error text the client wrote ("API Error: 400 …"):
 	// no SubagentStop follows. The main agent's failure is its session's

@@ -687,7 +687,7 @@ func (b *sessionBuilder) subagentFailed(r *record, ag *agentState, e *event.Stop
 	case !evidence(r) && ag.stop != nil && evidence(ag.stop):
 		ag.stopPath, ag.a.LastMessage = "", ""
 	}
-	ag.stop, ag.a.StopError = r, cmp.Or(e.Error, "unknown")
+	ag.stop, ag.a.StopError = r, cmp.Or(e.Error, event.UnknownFailure)
 	if e.LastAssistantMessage != "" {
 		ag.a.LastMessage = e.LastAssistantMessage
 	}

@@ -185,6 +185,11 @@ type StopFailureInput struct {
 	LastAssistantMessage string          `json:"last_assistant_message"`
 }
 
+// UnknownFailure is the error kind of a failure the client could not
+// classify (a StopFailure's error: Claude Code names a 400 so), and the
+// kind of one that names none.
+const UnknownFailure = "unknown"
+
 // TeammateIdleInput is TeammateIdle.
 type TeammateIdleInput struct {
 	TeammateName string `json:"teammate_name"`

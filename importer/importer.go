@@ -1081,7 +1081,7 @@ func (c *converter) convert(rec *claudecode.TranscriptRecord) ([]event.Envelope,
 		var p map[string]any
 		if rec.APIError() {
 			p = c.common(rec, event.StopFailure)
-			p["error"] = cmp.Or(rec.ErrorKind(), "unknown")
+			p["error"] = cmp.Or(rec.ErrorKind(), event.UnknownFailure)
 		} else {
 			p = c.common(rec, event.SubagentStop)
 			p["agent_transcript_path"] = c.file.Path
