@@ -118,23 +118,23 @@ func keepInHome(home, name, old, value string, dryRun bool) (homeChange, error) 
 // settings file is shared, synced and committed, a token must not be. It
 // says what it did, or would do in a dry run, to the home's token, which
 // install reports: a token replaced changes what the hooks send even when
-// the settings file stays as it is.
-func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (homeChange, error) {
+// the settings file stays as it is, and the token given ("" for none).
+func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (homeChange, string, error) {
 	home := hook.Home(os.Getenv)
 	var secret string
 	switch {
 	case flagValue != "" && file != "":
-		return homeNone, fmt.Errorf("%w: --token and --token-file go alone", errUsage)
+		return homeNone, "", fmt.Errorf("%w: --token and --token-file go alone", errUsage)
 	case flagValue == "-":
 		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
 		if err != nil {
-			return homeNone, fmt.Errorf("cannot read the token from stdin: %w", err)
+			return homeNone, "", fmt.Errorf("cannot read the token from stdin: %w", err)
 		}
 		secret = string(b)
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return homeNone, fmt.Errorf("cannot read the token: %w", err)
+			return homeNone, "", fmt.Errorf("cannot read the token: %w", err)
 		}
 		secret = string(b)
 	default:
@@ -144,21 +144,21 @@ func installToken(flagValue, file string, stdin io.Reader, dryRun bool) (homeCha
 	old := hook.ReadToken(home)
 	if secret == "" {
 		if flagValue != "" || file != "" {
-			return homeNone, fmt.Errorf("%w: the token is empty", errUsage)
+			return homeNone, "", fmt.Errorf("%w: the token is empty", errUsage)
 		}
 		if old == "" {
-			return homeNone, nil
+			return homeNone, "", nil
 		}
-		return homeKept, nil
+		return homeKept, "", nil
 	}
 	if strings.ContainsAny(secret, " \t\r\n") {
-		return homeNone, fmt.Errorf("%w: a token is one word", errUsage)
+		return homeNone, "", fmt.Errorf("%w: a token is one word", errUsage)
 	}
 	change, err := keepInHome(home, hook.TokenFile, old, secret, dryRun)
 	if err != nil {
-		return homeNone, fmt.Errorf("cannot write the token: %w", err)
+		return homeNone, "", fmt.Errorf("cannot write the token: %w", err)
 	}
-	return change, nil
+	return change, secret, nil
 }
 
 // tokenReport is what install says it did to the home's token: nothing
@@ -437,9 +437,15 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return fmt.Errorf("%w: --url: %v (or --url %s for this machine's collector)", errUsage, err, localURLFlag)
 		}
 	}
-	change, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
+	change, given, err := installToken(*tokenFlag, *tokenFile, stdin, sf.dryRun)
 	if err != nil {
 		return err
+	}
+	if exported := os.Getenv(install.TokenEnv); given != "" && exported != "" && exported != given {
+		// The hooks read HOOKWATCH_TOKEN before the file (hook.LookupToken):
+		// the token just given would never be sent.
+		fmt.Fprintf(stderr, "hookwatch install: warning: %s is exported here with another token than the one given: the hooks send it, not the file's, as the variable comes first. Unset it in the profile Claude Code starts from, or export it from the file there: export %s=\"$(cat %s)\"\n",
+			install.TokenEnv, install.TokenEnv, claudecode.ShellQuote(filepath.Join(hook.Home(os.Getenv), hook.TokenFile)))
 	}
 	if *tokenFlag != "" && *tokenFlag != "-" {
 		// Stored all the same: the secret is out already, and refusing

@@ -330,3 +330,40 @@ func TestInstallURLReplacedForwarderRuns(t *testing.T) {
 		t.Errorf("install to another URL while a forwarder runs does not say %q:\n%s", want, out)
 	}
 }
+
+// TestInstallTokenShadowed: a token given to install while HOOKWATCH_TOKEN
+// is exported with another would never be sent, since the hooks read the
+// variable first (hook.LookupToken): install, and its dry run, warn, naming
+// the variable and the export from the file that mends it, without either
+// secret. No warning when the variable holds the token given, or when no
+// token is given (the variable then is the user's choice).
+func TestInstallTokenShadowed(t *testing.T) {
+	e := newTestEnv(t)
+	e.fakeClaude(t, "2.1.100")
+	const exported, given = "hwt_exported_old", "hwt_given_new"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(given+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	install := []string{"install", "--url", "https://hookwatch.example.com", "--token-file", file}
+	t.Setenv("HOOKWATCH_TOKEN", exported)
+	for _, args := range [][]string{append(install, "--dry-run"), install} {
+		_, errOut, err := hw(t, "", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(errOut, "warning: HOOKWATCH_TOKEN is exported here with another token") ||
+			!strings.Contains(errOut, `export HOOKWATCH_TOKEN="$(cat `+filepath.Join(e.hwHome, "token")+`)"`) ||
+			strings.Contains(errOut, exported) || strings.Contains(errOut, given) {
+			t.Errorf("%v with another HOOKWATCH_TOKEN exported: stderr %q, want a warning naming the variable and its fix, without the secrets", args, errOut)
+		}
+	}
+	for name, args := range map[string][]string{"no token given": {"install", "--url", "https://hookwatch.example.com"}, "the same token exported": install} {
+		if name == "the same token exported" {
+			t.Setenv("HOOKWATCH_TOKEN", given)
+		}
+		if _, errOut, err := hw(t, "", args...); err != nil || strings.Contains(errOut, "warning") {
+			t.Errorf("%s: %v, stderr %q, want no warning", name, err, errOut)
+		}
+	}
+}
