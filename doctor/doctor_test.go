@@ -578,7 +578,8 @@ func TestCollectorOfThisHomeElsewhere(t *testing.T) {
 // fails. At a URL on another machine (a proxy answering for a server that
 // is down, say, or a server whose database fails) nothing of this machine
 // is to start, stop or move, and the fix says to check the URL or ask the
-// server's admin; the same when the server does not answer at all.
+// server's admin; the same when the server does not answer at all, for the
+// collector check and for the round trip of http hooks posting there.
 func TestCollectorNotOK(t *testing.T) {
 	host, ok := freeport.HostIPv4()
 	if !ok {
@@ -636,6 +637,24 @@ func TestCollectorNotOK(t *testing.T) {
 			if c.Status != Fail || !strings.Contains(c.Message, "the collector at "+srv.URL+" is not reachable") || !strings.Contains(c.Message, "wait in the spool") ||
 				!strings.Contains(c.Fix, "check HOOKWATCH_URL") || !elsewhere(c) {
 				t.Errorf("another machine's collector down: collector check = %+v", c)
+			}
+			// http hooks posting there: their round trip fails, and
+			// nothing started here would take their events either.
+			hw, _, self := teamDeveloperHome(t, root, install.ModeHTTP, srv.URL)
+			env["HOOKWATCH_HOME"] = hw
+			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self,
+				Version: "test", Timeout: time.Second, RoundTrip: true, CheckSettings: func(string, []string, func(string) string) []Refusal { return nil }})
+			found := false
+			for _, c := range r.Checks {
+				if c.Name == "round trip (http)" {
+					found = true
+					if c.Status != Fail || !strings.Contains(c.Message, "lost while it does not answer") || !strings.Contains(c.Fix, "check HOOKWATCH_URL") || !elsewhere(c) {
+						t.Errorf("http hooks to another machine's collector, down: round trip = %+v", c)
+					}
+				}
+			}
+			if !found {
+				t.Error("no round trip (http) check")
 			}
 		}
 	}
