@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/hookwatch/hookwatch/export/otlp"
 	"github.com/hookwatch/hookwatch/forward"
+	"github.com/hookwatch/hookwatch/internal/atomicfile"
 	"github.com/hookwatch/hookwatch/store"
 )
 
@@ -106,7 +108,7 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.M
 		moveOwedFile(ctx, log, debts, filepath.Join(home, owedFileName))
 	}
 	set := metrics.NewSet()
-	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log, Rows: rows, Debts: debts, Owner: debtOwner(home)})
+	exp := otlp.NewExporter(c, otlp.ExporterOptions{Metrics: set, Logger: log, Rows: rows, Debts: debts, Owner: debtOwner(log, home)})
 	go func() {
 		target, _ := c.URL()
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -127,11 +129,41 @@ func (f *otlpFlags) exporter(ctx context.Context, log *slog.Logger, rows store.M
 // debtOwner is the name under which serve records the sessions it owes the
 // OTLP receiver: the same for a collector restarted on the same home and
 // machine, which sends at once what it owed when it was killed, and another
-// for each collector of a team server. A hash: the database keeps no path.
-func debtOwner(home string) string {
+// for each collector of a team server, even two whose machines and homes
+// share a name (clones of one image): the home keeps a random id of its
+// own (ownerIDFile) that goes into the name. A home where it cannot be
+// kept is named by the machine and the home's path alone, with log told
+// why. A hash: the database keeps no path.
+func debtOwner(log *slog.Logger, home string) string {
 	host, _ := os.Hostname()
-	sum := sha256.Sum256([]byte("otlp-owner\x00" + host + "\x00" + home + "\x00"))
+	id, err := homeID(home)
+	if err != nil {
+		log.Warn("the collector's name for what it owes the OTLP receiver is its machine's and home's alone: another collector of the same names on the database would take its debts for its own", "err", err)
+	}
+	sum := sha256.Sum256([]byte("otlp-owner\x00" + host + "\x00" + home + "\x00" + id))
 	return hex.EncodeToString(sum[:8])
+}
+
+// ownerIDFile is the file of the home that keeps its random id (debtOwner).
+const ownerIDFile = "otlp-owner-id"
+
+// homeID returns the random id kept in home's ownerIDFile, made and kept
+// there the first time.
+func homeID(home string) (string, error) {
+	path := filepath.Join(home, ownerIDFile)
+	b, err := os.ReadFile(path)
+	if id := strings.TrimSpace(string(b)); err == nil && id != "" {
+		return id, nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var r [16]byte
+	rand.Read(r[:])
+	id := hex.EncodeToString(r[:])
+	if err := atomicfile.Write(path, []byte(id+"\n"), atomicfile.Options{}); err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 // moveOwedFile records in debts the sessions that a collector before the

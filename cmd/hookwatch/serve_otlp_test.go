@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -297,4 +298,39 @@ func missingSpans(want []*tracepb.Span, got []otelcol.Span) []*tracepb.Span {
 		}
 	}
 	return missing
+}
+
+// TestDebtOwner: the name a collector records its OTLP debts under is the
+// same when it restarts on its home, and another for a home of the same
+// path on a machine of the same name (a clone of one image: its home
+// keeps another id). A home where the id cannot be kept still gives a
+// name, the same at each start, with a warning.
+func TestDebtOwner(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	home := t.TempDir()
+	first := debtOwner(log, home)
+	if again := debtOwner(log, home); again != first || len(first) != 16 {
+		t.Errorf("owner %q, then %q at a restart: want one name of 16 hex digits", first, again)
+	}
+	fi, err := os.Stat(filepath.Join(home, ownerIDFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the home's id: %v, %v: want a file of mode 0600", fi, err)
+	}
+	// The clone's home: the same path, made anew.
+	if err := os.Remove(filepath.Join(home, ownerIDFile)); err != nil {
+		t.Fatal(err)
+	}
+	if clone := debtOwner(log, home); clone == first {
+		t.Errorf("a home of the same path and machine name, made anew, is named %q too", clone)
+	}
+	if logged.Len() > 0 {
+		t.Errorf("warned where the id is kept: %s", logged.String())
+	}
+	// No directory to keep the id in.
+	gone := filepath.Join(t.TempDir(), "missing")
+	a, b := debtOwner(log, gone), debtOwner(log, gone)
+	if a != b || a == "" || !strings.Contains(logged.String(), "machine's and home's alone") {
+		t.Errorf("a home that cannot keep the id: %q, then %q; log %q: want one name and a warning", a, b, logged.String())
+	}
 }
