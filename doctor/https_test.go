@@ -205,16 +205,7 @@ func TestTeamMachineLocalDatabase(t *testing.T) {
 	// Beyond the machine (TEST-NET-1: nothing answers), as a team
 	// server is: the checks that ask it say so, these do not.
 	const server, secret = "https://192.0.2.1:8443", "hwt_0123"
-	for _, tc := range []struct {
-		name   string
-		mode   string
-		export bool // HOOKWATCH_TOKEN exported from the token file
-	}{
-		{"command", install.ModeCommand, false},
-		{"command, HOOKWATCH_TOKEN exported", install.ModeCommand, true},
-		{"http", install.ModeHTTP, true},
-		{"http, HOOKWATCH_TOKEN not exported here", install.ModeHTTP, false},
-	} {
+	for _, tc := range teamHookModes {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			hw, db, self := teamDeveloperHome(t, root, tc.mode, server)
@@ -285,16 +276,7 @@ func healthyTLSCollector(t *testing.T, root string) (*httptest.Server, string) {
 // removed judges the damaged file, as a machine of its own collector does.
 func TestTunnelToTeamServer(t *testing.T) {
 	const secret = "hwt_0123456789abcdef"
-	for _, tc := range []struct {
-		name   string
-		mode   string
-		export bool // HOOKWATCH_TOKEN exported from the token file
-	}{
-		{"command", install.ModeCommand, false},
-		{"command, HOOKWATCH_TOKEN exported", install.ModeCommand, true},
-		{"http", install.ModeHTTP, true},
-		{"http, HOOKWATCH_TOKEN not exported here", install.ModeHTTP, false},
-	} {
+	for _, tc := range teamHookModes {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			// The server's end of the tunnel: a collector of its own home
@@ -385,6 +367,26 @@ func TestTunnelToTeamServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// teamHookMode is one way a team server's developer's hooks may be
+// installed and reach the server's token.
+type teamHookMode struct {
+	name   string
+	mode   string // install.ModeCommand or install.ModeHTTP
+	export bool   // HOOKWATCH_TOKEN exported from the token file
+}
+
+// teamHookModes are the ways the doctor must tell a team server's
+// developer's machine in: command hooks, which read the token file whether
+// or not the profile exports it too, and http hooks, which send the
+// HOOKWATCH_TOKEN the profile exports (as install tells) — and the same
+// hooks seen from a shell that does not export it.
+var teamHookModes = []teamHookMode{
+	{"command", install.ModeCommand, false},
+	{"command, HOOKWATCH_TOKEN exported", install.ModeCommand, true},
+	{"http", install.ModeHTTP, true},
+	{"http, HOOKWATCH_TOKEN not exported here", install.ModeHTTP, false},
 }
 
 // teamDeveloperHome makes, under root, a team server's developer's
