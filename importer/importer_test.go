@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -291,15 +292,7 @@ func TestImportAPIError(t *testing.T) {
 	real := map[string]map[string]bool{}
 	model := map[string]string{}
 	synthetic := 0
-	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() || filepath.Ext(p) != ".jsonl" {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+	testtree.Files(t, root, ".jsonl", func(f io.Reader) {
 		claudecode.ReadTranscript(f, func(r *claudecode.TranscriptRecord) error {
 			switch {
 			case r.Type != "assistant" || r.Message.Usage == nil:
@@ -315,7 +308,6 @@ func TestImportAPIError(t *testing.T) {
 			}
 			return nil
 		})
-		return nil
 	})
 	if synthetic != 6 || len(real) != 4 {
 		t.Fatalf("the fixture holds %d records of the client's own and responses of %d agents, want 6 and 4", synthetic, len(real))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	hwevent "github.com/hookwatch/hookwatch/event"
 	"github.com/hookwatch/hookwatch/importer"
 	"github.com/hookwatch/hookwatch/ingest"
+	"github.com/hookwatch/hookwatch/internal/testtree"
 	"github.com/hookwatch/hookwatch/privacy"
 )
 
@@ -66,15 +68,7 @@ func TestAPIErrorTranscript(t *testing.T) {
 		// least, and the real responses' ids.
 		synthetic := map[string]int{} // agent id → error records
 		real := map[string]map[string]bool{}
-		filepath.Walk(projects, func(p string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() || filepath.Ext(p) != ".jsonl" {
-				return err
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+		testtree.Files(t, projects, ".jsonl", func(f io.Reader) {
 			s := bufio.NewScanner(f)
 			s.Buffer(nil, 64<<20)
 			for s.Scan() {
@@ -104,7 +98,6 @@ func TestAPIErrorTranscript(t *testing.T) {
 				}
 				synthetic[rec.AgentID]++
 			}
-			return nil
 		})
 		if len(synthetic) != 2 || synthetic[""] == 0 {
 			t.Fatalf("error records per agent: %v", synthetic)

@@ -1,10 +1,13 @@
 // Package testtree copies directory trees of test fixtures, so that a test
-// can grow, edit or rename what it reads without touching testdata.
+// can grow, edit or rename what it reads without touching testdata, and
+// reads the files of such a tree.
 package testtree
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +35,29 @@ func Copy(t testing.TB, src, dst string, edit func([]byte) []byte) {
 			b = edit(b)
 		}
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Files calls read with each regular file under root whose name ends in
+// ext, opened, in lexical order; the file is closed when read returns. It
+// fails the test if the tree cannot be walked (root missing included) or a
+// file cannot be opened.
+func Files(t testing.TB, root, ext string, read func(io.Reader)) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(p, ext) {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		read(f)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
