@@ -136,15 +136,10 @@ func shellSegments(line string) [][]string {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				j = len(line) - i - 1
-			}
-			word.WriteString(line[i+1 : i+1+j])
-			inWord, i = true, i+1+j
-		case c == '"':
-			j := strings.IndexByte(line[i+1:], '"')
+		case c == '\'' || c == '"':
+			// A quoted part of the word, up to the same quote (or the
+			// line's end): its spaces and other quotes are the word's.
+			j := strings.IndexByte(line[i+1:], c)
 			if j < 0 {
 				j = len(line) - i - 1
 			}
@@ -461,6 +456,10 @@ func TestShellCommands(t *testing.T) {
 		"echo $(hookwatch sessions --json) done":                       {{"sessions", "--json"}},
 		"hookwatch install --token - < ann.token 2>&1":                 {{"install", "--token", "-"}},
 		"hookwatch token revoke <id> '#1' $ID":                         {{"token", "revoke", "<id>", "#1", "$ID"}},
+		`hookwatch policy test 'a b' "c  d" ''`:                        {{"policy", "test", "a b", "c  d", ""}},
+		`hookwatch policy test 'it"s' "it's"`:                          {{"policy", "test", `it"s`, "it's"}},
+		`hookwatch policy test --x='a b'"c d"e\ f`:                     {{"policy", "test", "--x=a bc de f"}},
+		`hookwatch policy test 'a b`:                                   {{"policy", "test", "a b"}},
 		"sudo -u postgres createdb --owner hookwatch hookwatch":        nil,
 		"go install ./cmd/hookwatch ./cmd/hookwatch-hook":              nil,
 		"# hookwatch serve":                                            nil,
