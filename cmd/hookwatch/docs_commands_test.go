@@ -139,12 +139,16 @@ func shellSegments(line string) [][]string {
 		case c == '\'' || c == '"':
 			// A quoted part of the word, up to the same quote (or the
 			// line's end): its spaces and other quotes are the word's.
-			j := strings.IndexByte(line[i+1:], c)
-			if j < 0 {
-				j = len(line) - i - 1
+			// Between double quotes, as in the shell, a backslash
+			// escapes ", \, $ and ` and is kept before anything else;
+			// between single quotes it is a backslash.
+			inWord = true
+			for i++; i < len(line) && line[i] != c; i++ {
+				if c == '"' && line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+					i++
+				}
+				word.WriteByte(line[i])
 			}
-			word.WriteString(line[i+1 : i+1+j])
-			inWord, i = true, i+1+j
 		case c == '\\' && i+1 < len(line):
 			word.WriteByte(line[i+1])
 			inWord, i = true, i+1
@@ -460,6 +464,7 @@ func TestShellCommands(t *testing.T) {
 		`hookwatch policy test 'it"s' "it's"`:                          {{"policy", "test", `it"s`, "it's"}},
 		`hookwatch policy test --x='a b'"c d"e\ f`:                     {{"policy", "test", "--x=a bc de f"}},
 		`hookwatch policy test 'a b`:                                   {{"policy", "test", "a b"}},
+		`hookwatch policy test "a \"b\" \\ \$c \x" 'd\'`:               {{"policy", "test", `a "b" \ $c \x`, `d\`}},
 		"sudo -u postgres createdb --owner hookwatch hookwatch":        nil,
 		"go install ./cmd/hookwatch ./cmd/hookwatch-hook":              nil,
 		"# hookwatch serve":                                            nil,
