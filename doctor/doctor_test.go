@@ -498,16 +498,8 @@ func TestCollectorDegraded(t *testing.T) {
 // the same collector, checked from its own home, is up.
 func TestCollectorOfAnotherHome(t *testing.T) {
 	root := t.TempDir()
-	db, err := sqlite.Open(filepath.Join(root, "other.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	other := filepath.Join(root, "other")
-	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: "test"}, Addr: "127.0.0.1:0", Home: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop(context.Background())
+	c := startCollector(t, filepath.Join(root, "other.db"), collector.Options{Home: other})
 	check := func(home string) Check {
 		t.Helper()
 		env := map[string]string{"HOME": filepath.Join(root, "home"), "HOOKWATCH_HOME": home, "HOOKWATCH_URL": c.URL()}
@@ -537,16 +529,8 @@ func TestCollectorOfAnotherHome(t *testing.T) {
 // only find that a collector runs for this home already.
 func TestCollectorOfThisHomeElsewhere(t *testing.T) {
 	root := t.TempDir()
-	db, err := sqlite.Open(filepath.Join(root, "hw.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := filepath.Join(root, "hw")
-	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: "test"}, Addr: "127.0.0.1:0", Home: home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop(context.Background())
+	c := startCollector(t, filepath.Join(root, "hw.db"), collector.Options{Home: home})
 	dead, err := deadport.Open()
 	if err != nil {
 		t.Fatal(err)

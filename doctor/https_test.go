@@ -84,16 +84,8 @@ func replacedProcess(t *testing.T) (pid int, exe string) {
 func TestHTTPSCollectorOfThisHome(t *testing.T) {
 	root := t.TempDir()
 	certFile, keyFile := tlsFiles(t, root)
-	db, err := sqlite.Open(filepath.Join(root, "hw.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	hw := filepath.Join(root, "hw")
-	c, err := collector.Start(collector.Options{Config: collector.Config{Store: db, Version: "test"}, Addr: "127.0.0.1:0", Home: hw, TLSCert: certFile, TLSKey: keyFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop(context.Background())
+	c := startCollector(t, filepath.Join(root, "hw.db"), collector.Options{Home: hw, TLSCert: certFile, TLSKey: keyFile})
 	addr, url := c.Addr().String(), c.URL()
 	if url != "https://"+addr {
 		t.Fatalf("a collector serving TLS gives its URL as %s", url)
@@ -133,9 +125,11 @@ func TestHTTPSCollectorOfThisHome(t *testing.T) {
 		w.Write([]byte(`{"status":"ok","version":"test","db":"ok"}`))
 	}))
 	ts.Listener.Close()
-	if ts.Listener, err = net.Listen("tcp", addr); err != nil {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
 		t.Skipf("cannot listen at %s again: %v", addr, err)
 	}
+	ts.Listener = ln
 	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +240,25 @@ func TestTeamMachineLocalDatabase(t *testing.T) {
 	}
 }
 
+// startCollector starts the collector o describes (its home, its TLS
+// files or token) on a free loopback port, version "test", storing in a
+// new SQLite database at dbFile; it is stopped when the test ends, if it
+// was not before.
+func startCollector(t *testing.T, dbFile string, o collector.Options) *collector.Collector {
+	t.Helper()
+	db, err := sqlite.Open(dbFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Store, o.Version, o.Addr = db, "test", "127.0.0.1:0"
+	c, err := collector.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(context.Background()) })
+	return c
+}
+
 // healthyTLSCollector serves, over TLS, a collector's healthy answer, and
 // writes its certificate into root as the authority that signed it
 // (ca.pem, as install --ca-file keeps one); it returns the server and that
@@ -281,16 +294,7 @@ func TestTunnelToTeamServer(t *testing.T) {
 			root := t.TempDir()
 			// The server's end of the tunnel: a collector of its own home
 			// and database, requiring the token.
-			st, err := sqlite.Open(filepath.Join(root, "server.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			srv, err := collector.Start(collector.Options{Config: collector.Config{Store: st, Version: "test", Token: secret}, Addr: "127.0.0.1:0", Home: filepath.Join(root, "server")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Stop(context.Background())
+			srv := startCollector(t, filepath.Join(root, "server.db"), collector.Options{Config: collector.Config{Token: secret}, Home: filepath.Join(root, "server")})
 			url := srv.URL()
 
 			hw, db, self := teamDeveloperHome(t, root, tc.mode, url)
