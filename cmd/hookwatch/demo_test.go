@@ -348,19 +348,16 @@ func TestStartHomeUnusable(t *testing.T) {
 	}
 }
 
-// TestStartFailsAtOnce: a collector the command starts that cannot run
-// (its address taken by another program) is reported at once, with the
-// reason serve gave, not after the wait for an answer with a pointer to a
-// log file.
-func TestStartFailsAtOnce(t *testing.T) {
-	newTestEnv(t)
-	// Another program holds the address: it takes connections and closes
-	// them, so nothing answers /healthz and serve cannot listen there.
+// occupiedAddr returns a loopback address another program holds until the
+// test ends: it takes connections and closes them, so nothing answers
+// /healthz there and serve cannot listen there.
+func occupiedAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -370,7 +367,16 @@ func TestStartFailsAtOnce(t *testing.T) {
 			c.Close()
 		}
 	}()
-	t.Setenv("HOOKWATCH_URL", "http://"+ln.Addr().String())
+	return ln.Addr().String()
+}
+
+// TestStartFailsAtOnce: a collector the command starts that cannot run
+// (its address taken by another program) is reported at once, with the
+// reason serve gave, not after the wait for an answer with a pointer to a
+// log file.
+func TestStartFailsAtOnce(t *testing.T) {
+	newTestEnv(t)
+	t.Setenv("HOOKWATCH_URL", "http://"+occupiedAddr(t))
 	start := time.Now()
 	out, _, err := hw(t, "", "demo", "--speed", "1000")
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "--addr") {
@@ -392,21 +398,7 @@ func TestStartIgnoresAddr(t *testing.T) {
 	projects := filepath.Join(t.TempDir(), "projects")
 	copyDir(t, "../../importer/testdata/parallel/projects", projects)
 	newTestEnv(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
+	addr := occupiedAddr(t)
 	t.Setenv("HOOKWATCH_URL", "http://"+addr)
 	want := "HOOKWATCH_ADDR=127.0.0.1:1 is not used: the collector started for the hooks listens on " + addr + ", the address of their URL (HOOKWATCH_URL); " +
 		"to have them send to 127.0.0.1:1 instead: unset HOOKWATCH_URL (in the profile Claude Code starts from too), then hookwatch install --url http://127.0.0.1:1, or unset HOOKWATCH_ADDR\n"
