@@ -157,17 +157,8 @@ func TestForwardHTTPS(t *testing.T) {
 			t.Fatalf("the SIGKILLed forwarder %d still holds the spool after 10 s", first.PID)
 		}
 	}
-	fwd := exec.Command(bin, "forward")
-	fwd.Env = env
-	var fwdLog bytes.Buffer
-	fwd.Stdout, fwd.Stderr = &fwdLog, &fwdLog
-	if err := fwd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		fwd.Process.Signal(syscall.SIGTERM)
-		fwd.Wait()
-	}()
+	_, fwdLog, stopForward := startForward(t, bin, env)
+	defer stopForward()
 	s := waitStored(n)
 	if s.User != "ann" {
 		t.Errorf("the session is stored as %q's, want the token's user ann", s.User)
@@ -204,6 +195,24 @@ func TestForwardHTTPS(t *testing.T) {
 			t.Fatalf("the spool still holds %+v (%v); forwarder:\n%s", st, err, fwdLog.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startForward starts bin's forward command with env, its output written
+// to the returned log, which the test may read while it runs; stop ends it
+// with SIGTERM and waits for it.
+func startForward(t *testing.T, bin string, env []string) (fwd *exec.Cmd, log *syncbuf.Buffer, stop func()) {
+	t.Helper()
+	fwd = exec.Command(bin, "forward")
+	fwd.Env = env
+	log = new(syncbuf.Buffer)
+	fwd.Stdout, fwd.Stderr = log, log
+	if err := fwd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return fwd, log, func() {
+		fwd.Process.Signal(syscall.SIGTERM)
+		fwd.Wait()
 	}
 }
 
@@ -365,17 +374,8 @@ func TestForwardTokenReplaced(t *testing.T) {
 	// after the new token is installed is that forwarder's.
 	env := []string{"HOME=" + filepath.Join(dir, "laptop"), "HOOKWATCH_HOME=" + home, "HOOKWATCH_URL=" + url,
 		"HOOKWATCH_CA_FILE=" + certFile, "HOOKWATCH_AUTOSTART=0", "CLAUDE_CONFIG_DIR=" + filepath.Join(dir, "claude"), "PATH=" + os.Getenv("PATH")}
-	fwd := exec.Command(bin, "forward")
-	fwd.Env = env
-	var fwdLog syncbuf.Buffer
-	fwd.Stdout, fwd.Stderr = &fwdLog, &fwdLog
-	if err := fwd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		fwd.Process.Signal(syscall.SIGTERM)
-		fwd.Wait()
-	}()
+	fwd, fwdLog, stopForward := startForward(t, bin, env)
+	defer stopForward()
 
 	const session, n = "forward-token-replaced", 20
 	sendHook := func(i int) {
