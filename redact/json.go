@@ -172,8 +172,12 @@ func redactValue(v, kind string, nest int) (string, int) {
 	if t == "" || skipString(t) {
 		// "${PASS:-S3cret}" (an MCP server's env, expanded by the client):
 		// the word is the value (defaultWord's, the braces read to the
-		// end of the string, however long the word).
-		if ws, we, op, closed := paramWord(t, 0, len(t)); closed && op != '?' && we == len(t)-1 {
+		// end of the string, however long the word). Braces that do not
+		// close ("${PASS:-S3{cr}et", a string cut) leave the word to the
+		// string's end: a value all the same, and read as one, so that
+		// what it holds cannot close the braces once redacted and be
+		// read otherwise the next time.
+		if ws, we, op, closed := paramWord(t, 0, len(t)); op != 0 && op != '?' && (!closed || we == len(t)-1) {
 			if r, n := redactValue(t[ws:we], kind, nest); n > 0 {
 				// The rest is read as text, as it is without a default.
 				r, m := redactText(t[:ws]+r+t[we:], nest)

@@ -68,6 +68,11 @@ func TestJSON(t *testing.T) {
 	f(`{"env":{"DB_PASSWORD":"${A:-`+long+`}","API_TOKEN":"${A:-x${B}}"},"command":"echo ${PASS-pw} ${DB_PASSWORD:-`+long+`}"}`,
 		`{"env":{"DB_PASSWORD":"${A:-`+r("password")+`}","API_TOKEN":"${A:-`+r("secret")+`}"},"command":"echo ${PASS-`+r("password")+`} ${DB_PASSWORD:-`+r("password")+`}"}`)
 
+	// A default whose braces do not close runs to the string's end, and is
+	// redacted as a value all the same, as on a command line.
+	f(`{"env":{"DB_PASSWORD":"${PASS:-p{ss}","API_TOKEN":"${T:-S3{cr}et"}}`,
+		`{"env":{"DB_PASSWORD":"${PASS:-`+r("password")+`","API_TOKEN":"${T:-`+r("secret")+`"}}`)
+
 	// Text after an expansion makes one word with it, in a string under
 	// a secret's key as in a command.
 	f(`{"env":{"DB_PASSWORD":"${VAULT_PW}Xk93","API_TOKEN":"${A:-${B}x}","SECRET":"${A:-x}Xk93"},"command":"export API_TOKEN=abc$(cat x)def"}`,
