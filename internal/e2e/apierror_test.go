@@ -104,13 +104,16 @@ func TestAPIErrorTranscript(t *testing.T) {
 		}
 
 		// The hooks: StopFailure for either agent.
-		fails := filter(r.events(), "StopFailure", nil)
 		var failed []string
-		for _, ev := range fails {
-			if !slices.Contains(failed, ev.str("agent_id")) {
-				failed = append(failed, ev.str("agent_id"))
+		settle(func() bool {
+			failed = nil
+			for _, ev := range filter(r.events(), "StopFailure", nil) {
+				if !slices.Contains(failed, ev.str("agent_id")) {
+					failed = append(failed, ev.str("agent_id"))
+				}
 			}
-		}
+			return len(failed) == 2 && slices.Contains(failed, "")
+		})
 		if len(failed) != 2 || !slices.Contains(failed, "") {
 			r.dump()
 			t.Fatalf("StopFailure of agents %q", failed)
@@ -171,22 +174,25 @@ func TestAPIErrorHooks(t *testing.T) {
 		if !res.IsError || res.SessionID == "" {
 			t.Fatalf("the failed run: %v, result %s", err, res.JSON)
 		}
-		spooled := p.envelopes()
 		var envs []hwevent.Envelope
 		var failed, subStops []string
 		var subError string
-		for _, s := range spooled {
-			envs = append(envs, s.env)
-			switch s.payload.name() {
-			case "StopFailure":
-				failed = append(failed, s.payload.str("agent_id"))
-				if s.payload.str("agent_id") != "" {
-					subError = s.payload.str("error")
+		// Each look drains what the spool holds so far.
+		settle(func() bool {
+			for _, s := range p.drain() {
+				envs = append(envs, s.env)
+				switch s.payload.name() {
+				case "StopFailure":
+					failed = append(failed, s.payload.str("agent_id"))
+					if s.payload.str("agent_id") != "" {
+						subError = s.payload.str("error")
+					}
+				case "SubagentStop":
+					subStops = append(subStops, s.payload.str("agent_id"))
 				}
-			case "SubagentStop":
-				subStops = append(subStops, s.payload.str("agent_id"))
 			}
-		}
+			return slices.Contains(failed, "") && slices.ContainsFunc(failed, func(id string) bool { return id != "" })
+		})
 		if keep := os.Getenv("HOOKWATCH_E2E_KEEP"); keep != "" {
 			dir := filepath.Join(keep, c.Name())
 			os.MkdirAll(dir, 0o755)

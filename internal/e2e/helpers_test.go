@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/internal/fakeclaude"
 	"github.com/hookwatch/hookwatch/internal/promtest"
@@ -107,6 +108,15 @@ func (ev event) String() string {
 func (r *recorded) events() []event {
 	r.t.Helper()
 	return r.read(r.path)
+}
+
+// settle waits up to 10 s for done to report true. The client does not
+// wait for the hooks of an event whose output it ignores (StopFailure)
+// before it exits: what they record may land after the run returned.
+func settle(done func() bool) {
+	for deadline := time.Now().Add(10 * time.Second); !done() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // sidecarSeen is what the recorder saw of a subagent's .meta.json.

@@ -87,8 +87,21 @@ func (s spooled) String() string {
 	return fmt.Sprintf("%s decision=%s", s.payload, a)
 }
 
-// envelopes drains the spool: every envelope the hook wrote, in order.
+// envelopes drains the spool: every envelope the hook wrote, in order; the
+// test fails when there is none.
 func (p *policyEnv) envelopes() []spooled {
+	p.t.Helper()
+	out := p.drain()
+	if len(out) == 0 {
+		log, _ := os.ReadFile(filepath.Join(p.hwHome, "hook.log"))
+		p.t.Fatalf("the hook spooled nothing; hook.log:\n%s", log)
+	}
+	return out
+}
+
+// drain drains the spool: the envelopes the hook wrote since the last
+// drain, in order, none if it wrote none.
+func (p *policyEnv) drain() []spooled {
 	p.t.Helper()
 	sp, err := spool.Open(filepath.Join(p.hwHome, "spool"), spool.Options{})
 	if err != nil {
@@ -116,10 +129,6 @@ func (p *policyEnv) envelopes() []spooled {
 	})
 	if err != nil {
 		p.t.Fatal(err)
-	}
-	if len(out) == 0 {
-		log, _ := os.ReadFile(filepath.Join(p.hwHome, "hook.log"))
-		p.t.Fatalf("the hook spooled nothing; hook.log:\n%s", log)
 	}
 	return out
 }
