@@ -2912,6 +2912,80 @@ test('the timeline keeps its axis labels inside the canvas, the last one include
   await page.close();
 });
 
+test('a short call is drawn wide enough to see, short of the next call of its row, and is hit where it is drawn', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(STORY));
+  await loaded(page);
+  // A view of half a minute or so around the story's shortest call (at
+  // most the session's span and a half, which grows while its background
+  // agents run): the same bars whenever the test runs.
+  await page.evaluate(() => {
+    const { model, timeline } = window.__hw;
+    const c = [...model.calls.values()].filter((c) => c.status === 'ok' && Number.isFinite(c.start) && Number.isFinite(c.end)).sort((a, b) => (a.end - a.start) - (b.end - b.start))[0];
+    timeline.focus(c.id);
+    timeline.zoom(16);
+  });
+  await page.waitForTimeout(100); // one frame for the redraw
+  // Every bar in view with the call after it in its row (the timeline's
+  // drawing order: by start), and what the canvas shows inside it.
+  const bars = await page.evaluate(() => {
+    const { model, timeline } = window.__hw;
+    const canvas = document.querySelector('.tl-canvas canvas');
+    const box = canvas.getBoundingClientRect();
+    const px = canvas.getContext('2d');
+    const rgb = (x, y) => [...px.getImageData(Math.floor(x - box.left), Math.floor(y - box.top), 1, 1).data.slice(0, 3)].join(',');
+    // The colour of each kind of call, as its legend's swatch shows it.
+    const colours = new Map([...document.querySelectorAll('.legend .lg')].map((k) => [k.textContent, getComputedStyle(k.querySelector('i')).backgroundColor.match(/\d+/g).slice(0, 3).join(',')]));
+    const out = [];
+    for (const l of timeline.lanes()) {
+      const rows = new Map();
+      for (const c of model.agents.get(l.agent).calls) {
+        if (!Number.isFinite(c.start) || c.stacked) continue;
+        if (!rows.has(c.row)) rows.set(c.row, []);
+        rows.get(c.row).push(c);
+      }
+      for (const calls of rows.values()) {
+        const rects = calls.map((c) => timeline.rectOf(c.id));
+        calls.forEach((c, i) => {
+          const r = rects[i];
+          // Calls within half a pixel of each other draw as one: the next
+          // bar is the next call's further on.
+          const next = rects.slice(i + 1).find((n) => n.x >= r.x + 0.5);
+          const merged = i > 0 && rects[i - 1].x > r.x - 0.5;
+          if (r.x < box.left || r.x + 6 > box.right) return;
+          const span = (model.callEnd(c) - c.start) * (box.width / (timeline.view().t1 - timeline.view().t0));
+          // The pixel 3.5 px into the bar, and the colour of its kind.
+          out.push({ id: c.id, status: c.status, span, merged, x: r.x, y: r.y, w: r.w, h: r.h, next: next ? next.x : null,
+            inside: rgb(Math.floor(r.x) + 3.5, r.y + r.h / 2), colour: colours.get(c.subtype || c.family) });
+        });
+      }
+    }
+    return out;
+  });
+  const short = bars.filter((b) => b.span < 2 && b.status !== 'denied');
+  assert.ok(short.length >= 3, 'the story has calls shorter than 2 px in view: ' + JSON.stringify(bars.map((b) => b.span)));
+  for (const b of bars) {
+    assert.ok(b.w >= b.span - 0.01 && b.w >= 2, 'no bar narrower than its call or 2 px: ' + JSON.stringify(b));
+    // Past the 2 px every call has, a bar widens only up to a pixel before the next of its row.
+    if (b.w > Math.max(b.span, 2) + 0.01 && b.next != null) assert.ok(b.x + b.w <= b.next - 1 + 0.01, 'a bar widened keeps a pixel from the next of its row: ' + JSON.stringify(b));
+  }
+  const alone = short.filter((b) => !b.merged && (b.next == null || b.next - b.x >= 6));
+  assert.ok(alone.length > 0, 'a short call with room after it');
+  for (const b of alone) assert.ok(b.w >= 5, 'a short call is drawn 5 px wide: ' + JSON.stringify(b));
+  // Painted so: in its colour 3.5 px in, but where a marker drawn over the
+  // calls (the session's start, a compaction) falls there.
+  const plain = alone.filter((b) => b.status === 'ok');
+  const painted = plain.filter((b) => b.inside === b.colour);
+  assert.ok(painted.length > 0 && painted.length >= plain.length / 2, 'short calls painted 5 px wide: ' + JSON.stringify(plain));
+  // A click at the far edge of the bar drawn opens that call.
+  const b = alone[0];
+  await page.mouse.click(b.x + b.w - 0.5, b.y + b.h / 2);
+  const insp = page.getByTestId('inspector');
+  await insp.waitFor();
+  assert.ok((await insp.innerText()).includes(b.id), 'the call clicked at its bar\'s edge is opened: ' + b.id);
+  clean(seen);
+  await page.close();
+});
+
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');

@@ -14,6 +14,22 @@ const LANE_PAD = 11;
 const MIN_LANE = 38;
 const AXIS_H = 26;
 
+// MIN_BAR is the width in CSS pixels a call shorter than that is drawn
+// with, so that it reads as a call; BAR_GAP the room it leaves before the
+// next call of its row, so that short calls side by side stay apart.
+const MIN_BAR = 5;
+const BAR_GAP = 1;
+
+/**
+ * barWidth returns the width in CSS pixels of a call's bar: its span (its
+ * duration at the view's scale), widened to MIN_BAR when shorter, but not
+ * up to BAR_GAP from the next bar of its row, next pixels to its right
+ * (Infinity when none); never less than its span or 2.
+ */
+export function barWidth(span, next) {
+  return Math.max(span, 2, Math.min(MIN_BAR, next - BAR_GAP));
+}
+
 // OVERFLOW_H is the height of the "+N" marks of stacked calls, in a lane's bottom padding.
 const OVERFLOW_H = 10;
 
@@ -206,6 +222,9 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
   const holderRef = useRef(null);
   const view = useRef({ t0: 0, t1: 1, fit: true });
   const geo = useRef({ lanes: [], height: 0 });
+  // The widths the last frame drew the calls' bars with, in ms by call id
+  // (barWidth): what hit testing and rectOf take a bar to span.
+  const drawnW = useRef(new Map());
   const props = useRef({});
   const [hover, setHover] = useState(null);
   const [, force] = useState(0);
@@ -341,12 +360,66 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     ctx.textBaseline = 'middle';
     let selRect = null, hiRect = null;
     const selID = sel && sel.kind === 'call' ? sel.id : null;
+    // The width each bar is drawn with (barWidth), in ms, for hit testing
+    // and rectOf until the next frame.
+    const widths = new Map();
+    const drawBar = (c, x, w, y) => {
+      widths.set(c.id, w / scale);
+      if (c.status === 'denied') {
+        ctx.strokeStyle = STATUS_COLORS.denied;
+        ctx.lineWidth = 2;
+        const cx = x + 1, cy = y + ROW_H / 2;
+        ctx.beginPath();
+        ctx.moveTo(cx - 4, cy - 4); ctx.lineTo(cx + 4, cy + 4);
+        ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
+        ctx.stroke();
+      } else {
+        ctx.fillStyle = familyColor(c.subtype || c.family);
+        ctx.fillRect(x, y, w, ROW_H);
+        if (c.effect === 'destructive') {
+          // What cannot be undone stands out whatever its subtype.
+          ctx.fillStyle = EFFECT_COLORS.destructive;
+          ctx.fillRect(x, y, w, 2);
+        }
+        if (c.failed || c.status === 'rejected') {
+          ctx.fillStyle = STATUS_COLORS[c.status];
+          ctx.fillRect(x, y + ROW_H - 3, w, 3);
+          ctx.fillRect(x, y, Math.min(w, 3), ROW_H);
+          if (c.status === 'rejected') {
+            // Rejected before running: a zero-length call, drawn as a red tick with a cap.
+            ctx.fillRect(x - 2, y, Math.min(w, 3) + 4, 2);
+          }
+        } else if (m.noOutcome(c)) {
+          // The session ended without the call's outcome: not running,
+          // so not striped; faded, with its last edge open.
+          ctx.fillStyle = 'rgba(255,255,255,0.6)';
+          ctx.fillRect(x, y, w, ROW_H);
+          ctx.fillStyle = th.muted;
+          for (let sy = y; sy < y + ROW_H; sy += 4) ctx.fillRect(x + w - 1, sy, 1, 2);
+        } else if (c.status === 'pending') {
+          ctx.fillStyle = 'rgba(255,255,255,0.45)';
+          for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
+        }
+        // A stacked call's name would be written over another's.
+        if (w > 34 && !c.stacked) {
+          const chars = Math.floor((w - 6) / 6.3);
+          ctx.fillStyle = '#fff';
+          // Drawn, not rendered by a view: its bidi controls revealed here.
+          ctx.fillText(truncate(revealBidi(c.tool), Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
+        }
+      }
+      if (c.id === selID) selRect = [x, y, w, ROW_H];
+      if (c.id === hiID) hiRect = [x, y, w, ROW_H];
+    };
     for (const l of visible) {
       const a = l.a;
       const calls = a.calls;
       const y0 = rowsTop(l) - top;
       let lastX = -1, lastRowY = -1;
-      for (let i = firstFrom(calls, t0 - a.maxDur - 1); i < calls.length; i++) {
+      // A bar is drawn once the next bar of its row is placed, which its
+      // width may not reach (barWidth); the last of each row at the end.
+      const pending = new Map();
+      for (let i = firstFrom(calls, t0 - Math.max(a.maxDur, MIN_BAR / scale) - 1); i < calls.length; i++) {
         const c = calls[i];
         if (c.start > t1) break;
         if (!callMatches(c, f)) continue;
@@ -357,57 +430,16 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const e = m.callEnd(c);
         if (e < t0) continue;
         const x = X(c.start);
-        const w = Math.max(2, X(e) - x);
+        const span = X(e) - x;
         const y = y0 + c.row * (ROW_H + ROW_GAP);
         // Thousands of sub-pixel calls in one spot draw as one.
-        if (w <= 2 && Math.abs(x - lastX) < 0.5 && y === lastRowY && c.status === 'ok' && c.id !== selID && c.id !== hiID) continue;
+        if (span <= 2 && Math.abs(x - lastX) < 0.5 && y === lastRowY && c.status === 'ok' && c.id !== selID && c.id !== hiID) continue;
         lastX = x; lastRowY = y;
-        if (c.status === 'denied') {
-          ctx.strokeStyle = STATUS_COLORS.denied;
-          ctx.lineWidth = 2;
-          const cx = x + 1, cy = y + ROW_H / 2;
-          ctx.beginPath();
-          ctx.moveTo(cx - 4, cy - 4); ctx.lineTo(cx + 4, cy + 4);
-          ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
-          ctx.stroke();
-        } else {
-          ctx.fillStyle = familyColor(c.subtype || c.family);
-          ctx.fillRect(x, y, w, ROW_H);
-          if (c.effect === 'destructive') {
-            // What cannot be undone stands out whatever its subtype.
-            ctx.fillStyle = EFFECT_COLORS.destructive;
-            ctx.fillRect(x, y, w, 2);
-          }
-          if (c.failed || c.status === 'rejected') {
-            ctx.fillStyle = STATUS_COLORS[c.status];
-            ctx.fillRect(x, y + ROW_H - 3, w, 3);
-            ctx.fillRect(x, y, Math.min(w, 3), ROW_H);
-            if (c.status === 'rejected') {
-              // Rejected before running: a zero-length call, drawn as a red tick with a cap.
-              ctx.fillRect(x - 2, y, Math.min(w, 3) + 4, 2);
-            }
-          } else if (m.noOutcome(c)) {
-            // The session ended without the call's outcome: not running,
-            // so not striped; faded, with its last edge open.
-            ctx.fillStyle = 'rgba(255,255,255,0.6)';
-            ctx.fillRect(x, y, w, ROW_H);
-            ctx.fillStyle = th.muted;
-            for (let sy = y; sy < y + ROW_H; sy += 4) ctx.fillRect(x + w - 1, sy, 1, 2);
-          } else if (c.status === 'pending') {
-            ctx.fillStyle = 'rgba(255,255,255,0.45)';
-            for (let sx = x; sx < x + w; sx += 6) ctx.fillRect(sx, y, 2, ROW_H);
-          }
-          // A stacked call's name would be written over another's.
-          if (w > 34 && !c.stacked) {
-            const chars = Math.floor((w - 6) / 6.3);
-            ctx.fillStyle = '#fff';
-            // Drawn, not rendered by a view: its bidi controls revealed here.
-            ctx.fillText(truncate(revealBidi(c.tool), Math.max(2, chars)), x + 4, y + ROW_H / 2 + 0.5);
-          }
-        }
-        if (c.id === selID) selRect = [x, y, w, ROW_H];
-        if (c.id === hiID) hiRect = [x, y, w, ROW_H];
+        const prev = pending.get(c.row);
+        if (prev) drawBar(prev.c, prev.x, barWidth(prev.span, x - prev.x), prev.y);
+        pending.set(c.row, { c, x, span, y });
       }
+      for (const p of pending.values()) drawBar(p.c, p.x, barWidth(p.span, Infinity), p.y);
       // Calls stacked over others for want of rows: a "+N" where they
       // are, which opens every row of the lane.
       if (a.overflow && a.overflow.length) {
@@ -424,6 +456,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
       }
     }
+    drawnW.current = widths;
     const ms = m.markers;
     let lo = 0, hi = ms.length;
     while (lo < hi) { const k = (lo + hi) >> 1; if (ms[k].t < t0) lo = k + 1; else hi = k; }
@@ -578,7 +611,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = l.y;
         const box = canvas.getBoundingClientRect();
         const x = (c.start - t0) * scale;
-        const w = Math.max(2, (model.callEnd(c) - c.start) * scale);
+        const w = Math.max(2, (model.callEnd(c) - c.start) * scale, (drawnW.current.get(id) ?? 0) * scale);
         return { x: box.left + x, y: box.top + y0 - scroll.scrollTop, w, h: ROW_H };
       },
       lanes: () => geo.current.lanes.map((l) => ({ agent: l.a.id, type: l.a.type, context: l.context === true, y: l.y, h: l.h, calls: l.a.calls.filter((c) => callMatches(c, props.current.filters)).length,
@@ -630,12 +663,12 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     const t = t0 + px / scale;
     const slack = 4 / scale;
     let bestC = null, bestDist = Infinity;
-    for (let i = firstFrom(a.calls, t - a.maxDur - slack - 1); i < a.calls.length; i++) {
+    for (let i = firstFrom(a.calls, t - Math.max(a.maxDur, MIN_BAR / scale) - slack - 1); i < a.calls.length; i++) {
       const c = a.calls[i];
       if (c.start > t + slack) break;
       if (!callMatches(c, f)) continue;
       if (row >= 0 && row < a.rows && c.row !== row) continue;
-      const e = Math.max(m.callEnd(c), c.start + 2 / scale);
+      const e = Math.max(m.callEnd(c), c.start + (drawnW.current.get(c.id) ?? 2 / scale));
       if (t < c.start - slack || t > e + slack) continue;
       const dist = t < c.start ? c.start - t : t > e ? t - e : 0;
       if (dist < bestDist || (dist === bestDist && bestC && e - c.start < m.callEnd(bestC) - bestC.start)) { bestC = c; bestDist = dist; }
