@@ -2986,6 +2986,39 @@ test('a short call is drawn wide enough to see, short of the next call of its ro
   await page.close();
 });
 
+test('the timeline\'s legend takes two rows at most, beside the buttons or under them, at every width and in either colour scheme', async () => {
+  const page = await browser.ctx.newPage();
+  const legend = () => page.evaluate(() => {
+    const l = document.querySelector('.tl-tools .legend');
+    const keys = [...l.querySelectorAll('.lg')].map((k) => k.getBoundingClientRect());
+    const fit = document.querySelector('.tl-tools button[aria-label=Fit]').getBoundingClientRect();
+    const box = l.getBoundingClientRect();
+    return { rows: new Set(keys.map((k) => Math.round(k.top))).size, own: l.classList.contains('own'),
+      hidden: keys.filter((k) => k.bottom > box.bottom + 0.5 || k.right > box.right + 0.5).length, beside: box.top < fit.bottom,
+      overlaps: box.top < fit.bottom && box.left < fit.right, right: box.right, width: innerWidth };
+  });
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    // The story's nine kinds of call, and the parallel session's eleven.
+    for (const [sid, width, want] of [[STORY, 820, { own: false, rows: 2 }], [PARALLEL, 820, { own: true, rows: 2 }], [STORY, 1280, { own: false }], [PARALLEL, 1280, { own: false }],
+      [STORY, 1920, { own: false, rows: 1 }], [PARALLEL, 1920, { own: false, rows: 1 }]]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(BASE + '/#/s/' + encodeURIComponent(sid));
+      await loaded(page);
+      await page.waitForTimeout(100);
+      const got = await legend();
+      const what = `${scheme} ${width} px ${sid === STORY ? 'story' : 'parallel'}: ${JSON.stringify(got)}`;
+      assert.ok(got.rows <= 2, 'at most two rows: ' + what);
+      if (want.rows) assert.equal(got.rows, want.rows, what);
+      assert.equal(got.own, want.own, 'a row of its own: ' + what);
+      assert.equal(got.beside, !want.own, 'beside the buttons: ' + what);
+      assert.equal(got.hidden, 0, 'every key in sight: ' + what);
+      assert.ok(!got.overlaps && got.right <= got.width, 'clear of the buttons, inside the page: ' + what);
+    }
+  }
+  await page.close();
+});
+
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');

@@ -1031,13 +1031,47 @@ function Tip({ hover, model }) {
   return html`<div class="tip" style=${{ left: left + 'px', top: hover.y + 12 + 'px' }}>${body}</div>`;
 }
 
+// legendRows returns how many rows the legend el's keys take beside the
+// toolbar's buttons, the hint (which comes before it) at its narrowest: its
+// keys laid out as a wrapping flex row lays them out, a pixel short of the
+// room so that a key that just fits by the sum does not wrap unforeseen.
+function legendRows(el) {
+  const tools = el.parentElement, hint = tools.querySelector('.hint');
+  if (!hint) return 1;
+  const ts = getComputedStyle(tools);
+  // Between the hint and the legend: the spacer, a gap either side.
+  const from = hint.getBoundingClientRect().left + parseFloat(getComputedStyle(hint).minWidth) + 2 * parseFloat(ts.columnGap);
+  const room = tools.getBoundingClientRect().right - parseFloat(ts.paddingRight) - from - 1;
+  const gap = parseFloat(getComputedStyle(el).columnGap);
+  let rows = 1, x = 0;
+  for (const key of el.children) {
+    const w = key.getBoundingClientRect().width;
+    if (x > 0 && x + gap + w > room) { rows++; x = w; } else x += (x > 0 ? gap : 0) + w;
+  }
+  return rows;
+}
+
 function Legend({ model, version }) {
   const fams = useMemo(() => [...new Set([...model.calls.values()].map((c) => c.subtype || c.family))].filter(Boolean).sort(), [version]);
-  return html`<span class="legend">
+  const noOutcome = model.over() && [...model.calls.values()].some((c) => c.status === 'pending');
+  // Whether the legend takes a row of its own, under the buttons: when it
+  // would take more than two beside them.
+  const ref = useRef(null);
+  const [own, setOwn] = useState(false);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const fit = () => setOwn(legendRows(el) > 2);
+    fit();
+    const ro = new ResizeObserver(fit);
+    ro.observe(el.parentElement);
+    return () => ro.disconnect();
+  }, [fams.join('|'), noOutcome]);
+  return html`<span class=${'legend' + (own ? ' own' : '')} ref=${ref}>
     ${fams.map((f) => html`<span class="lg"><i style=${{ background: familyColor(f) }}></i>${f}</span>`)}
     <span class="lg"><i class="lg-destructive"></i>destructive</span>
     <span class="lg"><i class="lg-err"></i>failed</span>
-    ${model.over() && [...model.calls.values()].some((c) => c.status === 'pending') && html`<span class="lg"><i class="lg-nooutcome"></i>no outcome reported</span>`}
+    ${noOutcome && html`<span class="lg"><i class="lg-nooutcome"></i>no outcome reported</span>`}
     <span class="lg"><i class="lg-deny">✕</i>denied</span>
     <span class="lg"><i class="lg-prompt"></i>prompt</span>
     <span class="lg"><i class="lg-compact"></i>compaction</span>
