@@ -3019,6 +3019,56 @@ test('the timeline\'s legend takes two rows at most, beside the buttons or under
   await page.close();
 });
 
+test('on a narrow screen the details open under the timeline, the call selected in sight, closed by Escape or their button', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(STORY));
+  await page.setViewportSize({ width: 900, height: 800 });
+  await loaded(page);
+  // The last call of the lowest lane with calls, shown as a link shows a
+  // call (in the middle of the timeline, wide enough to click): low and
+  // to the right, where details lying over the timeline would cover it.
+  const id = await page.evaluate(() => {
+    const lanes = window.__hw.timeline.lanes().filter((l) => l.calls > 0);
+    const agent = lanes[lanes.length - 1].agent;
+    const id = [...window.__hw.model.calls.values()].filter((c) => c.agent === agent && Number.isFinite(c.start)).sort((a, b) => b.start - a.start)[0].id;
+    window.__hw.timeline.focus(id);
+    return id;
+  });
+  await page.waitForTimeout(100); // one frame for the redraw
+  const scrollTop = () => page.evaluate(() => document.querySelector('.tl-scroll').scrollTop);
+  // Where the bar is, measured without scrolling to it (rectOf scrolls a
+  // lane out of sight into view): what is at its centre.
+  const where = async () => {
+    const before = await scrollTop();
+    const r = await page.evaluate((id) => window.__hw.timeline.rectOf(id), id);
+    const moved = (await scrollTop()) !== before;
+    const at = await page.evaluate(([x, y]) => {
+      const el = document.elementFromPoint(x, y);
+      return el?.closest('.inspector') ? 'inspector' : el?.closest('.tl-canvas') ? 'timeline' : el?.className || el?.tagName;
+    }, [r.x + r.w / 2, r.y + r.h / 2]);
+    return { r, moved, at };
+  };
+  const first = await where();
+  assert.equal(first.at, 'timeline', 'the call is in sight before it is opened: ' + JSON.stringify(first));
+  const insp = page.getByTestId('inspector');
+  for (const close of ['Escape', 'button']) {
+    await page.mouse.click(first.r.x + first.r.w / 2, first.r.y + first.r.h / 2);
+    await insp.waitFor();
+    assert.ok((await insp.innerText()).includes(id), 'the details of the call clicked');
+    await page.waitForTimeout(100); // the timeline's resize, one frame
+    const open = await where();
+    assert.ok(!open.moved, 'the bar is in sight without scrolling to it: ' + JSON.stringify(open));
+    assert.equal(open.at, 'timeline', 'the bar is not covered: ' + JSON.stringify(open));
+    assert.ok(Math.abs(open.r.x - first.r.x) < 1 && Math.abs(open.r.w - first.r.w) < 1, 'the bar stays where it was clicked: ' + JSON.stringify({ first, open }));
+    const box = await insp.boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= 900 && box.y + box.height <= 800 && box.y > open.r.y + open.r.h, 'the details under the bar, in the page: ' + JSON.stringify(box));
+    if (close === 'Escape') await page.keyboard.press('Escape');
+    else await insp.getByRole('button', { name: 'Close details' }).click();
+    await insp.waitFor({ state: 'detached' });
+  }
+  clean(seen);
+  await page.close();
+});
+
 test('with a token, the dashboard asks for it, then loads and follows the stream', { skip: !TOKEN && 'the collector has no token' }, async () => {
   const sessions = await all('/v1/sessions', 'sessions');
   const { page, seen } = await open('/#/');

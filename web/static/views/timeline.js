@@ -540,10 +540,27 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     if (!frame.current) frame.current = requestAnimationFrame(draw);
   };
 
+  // keepSelected scrolls the selected call's bar back into view when the
+  // lanes' room shrinks under it: on a narrow screen the details open under
+  // the timeline (style.css), taking the bottom of its room.
+  const keepSelected = () => {
+    const { model: m, selected: sel } = props.current;
+    const scroll = scrollRef.current;
+    if (!sel || sel.kind !== 'call' || !scroll) return;
+    const c = m.calls.get(sel.id);
+    const l = c && geo.current.lanes.find((x) => x.a.id === c.agent);
+    if (!l) return;
+    // Its whole lane when it has the room, as focus shows a call.
+    const y = callTop(l, c);
+    const [from, to] = l.h <= scroll.clientHeight ? [l.y, l.y + l.h] : [y - LANE_PAD, y + ROW_H + LANE_PAD];
+    if (to > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = to - scroll.clientHeight;
+    if (from < scroll.scrollTop) scroll.scrollTop = Math.max(0, from);
+  };
+
   // Redraw on every render (model version, filters, selection) and resize.
   useLayoutEffect(() => { request(); });
   useEffect(() => {
-    const ro = new ResizeObserver(request);
+    const ro = new ResizeObserver(() => { keepSelected(); request(); });
     if (holderRef.current) ro.observe(holderRef.current);
     if (scrollRef.current) ro.observe(scrollRef.current);
     return () => { ro.disconnect(); cancelAnimationFrame(frame.current); frame.current = 0; };
