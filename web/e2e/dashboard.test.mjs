@@ -3105,3 +3105,40 @@ test('with a token, the dashboard asks for it, then loads and follows the stream
   clean(seen);
   await page.close();
 });
+
+test('on a narrow screen an event row opened low in the Events and Turns lists stays in sight above the details', async () => {
+  const { page, seen } = await open('/#/s/' + encodeURIComponent(STORY));
+  await page.setViewportSize({ width: 900, height: 800 });
+  await loaded(page);
+  const insp = page.getByTestId('inspector');
+  for (const tab of ['Events', 'Turns']) {
+    await page.getByRole('tab', { name: tab }).click();
+    if (tab === 'Turns') await page.locator('.turn .thead').first().click();
+    // The lowest event row wholly in the list's view: where details
+    // opening under the list would cover it.
+    const seq = await page.evaluate(() => {
+      const rows = [...document.querySelectorAll('.erow')].filter((r) => {
+        const b = r.getBoundingClientRect(), v = r.closest('.vlist').getBoundingClientRect();
+        return b.height > 0 && b.top >= v.top && b.bottom <= Math.min(v.bottom, innerHeight);
+      });
+      return rows[rows.length - 1]?.dataset.seq;
+    });
+    assert.ok(seq, tab + ': an event row in sight');
+    const row = page.locator(`.erow[data-seq="${seq}"]`);
+    const before = await row.boundingBox();
+    assert.ok(before.y > 450, `${tab}: the row is low in the page: ${JSON.stringify(before)}`);
+    await row.click();
+    await insp.waitFor();
+    await page.waitForTimeout(150); // the list's resize, a frame or two
+    const at = await row.evaluate((r) => {
+      const b = r.getBoundingClientRect();
+      const el = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+      return { top: b.top, bottom: b.bottom, hit: el?.closest('.erow')?.dataset.seq || el?.closest('.inspector') && 'inspector' || el?.className };
+    });
+    assert.equal(at.hit, seq, `${tab}: the row opened is in sight, not under the details: ${JSON.stringify(at)}`);
+    await page.keyboard.press('Escape');
+    await insp.waitFor({ state: 'detached' });
+  }
+  clean(seen);
+  await page.close();
+});

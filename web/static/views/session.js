@@ -773,6 +773,10 @@ export function SessionView({ id, params }) {
     if (selected && !prev) {
       const el = document.activeElement;
       opener.current = el && el !== document.body && !el.closest('.inspector') ? el : null;
+      // On a narrow screen the details open under the list (style.css),
+      // in the room of its lower half: the row opened is brought back
+      // into sight, as the timeline brings back its call's lane.
+      if (opener.current?.matches('.erow')) opener.current.scrollIntoView({ block: 'nearest' });
     } else if (!selected && prev) {
       const el = opener.current;
       opener.current = null;
