@@ -708,7 +708,8 @@ func (e *env) tunnel() bool { return e.localURL() && e.forTeamServer() }
 // through a tunnel. No fix starts, stops or restarts it here.
 func (e *env) elsewhere() bool { return !e.localURL() || e.forTeamServer() }
 
-// teamServerFix is the fix for a team server the hooks cannot deliver to.
+// elsewhereFix is the fix for a collector elsewhere (env.elsewhere) the
+// hooks cannot deliver to: another machine's, or a team server's.
 func (e *env) elsewhereFix() string {
 	return "check " + e.urlSource.String() + " (and the tunnel to the server, if it goes through one), or ask the server's admin whether it runs"
 }

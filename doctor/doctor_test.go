@@ -597,17 +597,19 @@ func TestCollectorNotOK(t *testing.T) {
 		if tc.remote {
 			env["HOOKWATCH_TOKEN"] = "hwt_0123456789abcdef"
 		}
-		collectorCheck := func() Check {
+		// checkOf runs doctor with o in env and returns its check name.
+		checkOf := func(o Options, name string) Check {
 			t.Helper()
-			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Version: "test", Timeout: time.Second})
-			for _, c := range r.Checks {
-				if c.Name == "collector" {
+			o.Getenv, o.WorkDir, o.Version, o.Timeout = func(k string) string { return env[k] }, root, "test", time.Second
+			for _, c := range Run(context.Background(), o).Checks {
+				if c.Name == name {
 					return c
 				}
 			}
-			t.Fatal("no collector check")
+			t.Fatalf("no %s check", name)
 			return Check{}
 		}
+		collectorCheck := func() Check { t.Helper(); return checkOf(Options{}, "collector") }
 		elsewhere := func(c Check) bool {
 			return !strings.Contains(c.Fix, "hookwatch serve") && !strings.Contains(c.Fix, "hookwatch stop") && !strings.Contains(c.Fix, "hookwatch install")
 		}
@@ -626,19 +628,9 @@ func TestCollectorNotOK(t *testing.T) {
 			// nothing started here would take their events either.
 			hw, _, self := teamDeveloperHome(t, root, install.ModeHTTP, srv.URL)
 			env["HOOKWATCH_HOME"] = hw
-			r := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, WorkDir: root, Self: self, HookBinary: self,
-				Version: "test", Timeout: time.Second, RoundTrip: true, CheckSettings: func(string, []string, func(string) string) []Refusal { return nil }})
-			found := false
-			for _, c := range r.Checks {
-				if c.Name == "round trip (http)" {
-					found = true
-					if c.Status != Fail || !strings.Contains(c.Message, "lost while it does not answer") || !strings.Contains(c.Fix, "check HOOKWATCH_URL") || !elsewhere(c) {
-						t.Errorf("http hooks to another machine's collector, down: round trip = %+v", c)
-					}
-				}
-			}
-			if !found {
-				t.Error("no round trip (http) check")
+			c = checkOf(Options{Self: self, HookBinary: self, RoundTrip: true, CheckSettings: func(string, []string, func(string) string) []Refusal { return nil }}, "round trip (http)")
+			if c.Status != Fail || !strings.Contains(c.Message, "lost while it does not answer") || !strings.Contains(c.Fix, "check HOOKWATCH_URL") || !elsewhere(c) {
+				t.Errorf("http hooks to another machine's collector, down: round trip = %+v", c)
 			}
 		}
 	}
