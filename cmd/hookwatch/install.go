@@ -441,11 +441,15 @@ func runInstall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	if exported := os.Getenv(install.TokenEnv); given != "" && exported != "" && exported != given {
-		// The hooks read HOOKWATCH_TOKEN before the file (hook.LookupToken):
-		// the token just given would never be sent.
-		fmt.Fprintf(stderr, "hookwatch install: warning: %s is exported here with another token than the one given: the hooks send it, not the file's, as the variable comes first. Unset it in the profile Claude Code starts from, or export it from the file there: export %s=\"$(cat %s)\"\n",
-			install.TokenEnv, install.TokenEnv, claudecode.ShellQuote(filepath.Join(hook.Home(os.Getenv), hook.TokenFile)))
+	if given != "" {
+		// The token the hooks will send, read as they read it: one of
+		// HOOKWATCH_TOKEN comes before the file's, and the token just given
+		// would never be sent.
+		home := hook.Home(os.Getenv)
+		if sent, src := hook.LookupToken(os.Getenv, home); src == hook.TokenFromEnv && sent != given {
+			fmt.Fprintf(stderr, "hookwatch install: warning: %s is exported here with another token than the one given: the hooks send it, not the file's, as the variable comes first. Unset it in the profile Claude Code starts from, or export it from the file there: export %s=\"$(cat %s)\"\n",
+				install.TokenEnv, install.TokenEnv, claudecode.ShellQuote(filepath.Join(home, hook.TokenFile)))
+		}
 	}
 	if *tokenFlag != "" && *tokenFlag != "-" {
 		// Stored all the same: the secret is out already, and refusing
