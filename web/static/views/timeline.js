@@ -540,21 +540,28 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     if (!frame.current) frame.current = requestAnimationFrame(draw);
   };
 
+  // reveal scrolls the lanes, no further than it must, to show call c of
+  // lane l: its whole lane when the lane fits the room, else the call's row
+  // and the lane's padding around it. Every way to a call goes through it:
+  // focus, the keyboard, the selection kept in sight, the tests' rectOf.
+  const reveal = (l, c) => {
+    const scroll = scrollRef.current;
+    if (!scroll) return;
+    const y = callTop(l, c);
+    const [from, to] = l.h <= scroll.clientHeight ? [l.y, l.y + l.h] : [y - LANE_PAD, y + ROW_H + LANE_PAD];
+    if (to > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = to - scroll.clientHeight;
+    if (from < scroll.scrollTop) scroll.scrollTop = Math.max(0, from);
+  };
+
   // keepSelected scrolls the selected call's bar back into view when the
   // lanes' room shrinks under it: on a narrow screen the details open under
   // the timeline (style.css), taking the bottom of its room.
   const keepSelected = () => {
     const { model: m, selected: sel } = props.current;
-    const scroll = scrollRef.current;
-    if (!sel || sel.kind !== 'call' || !scroll) return;
+    if (!sel || sel.kind !== 'call') return;
     const c = m.calls.get(sel.id);
     const l = c && geo.current.lanes.find((x) => x.a.id === c.agent);
-    if (!l) return;
-    // Its whole lane when it has the room, as focus shows a call.
-    const y = callTop(l, c);
-    const [from, to] = l.h <= scroll.clientHeight ? [l.y, l.y + l.h] : [y - LANE_PAD, y + ROW_H + LANE_PAD];
-    if (to > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = to - scroll.clientHeight;
-    if (from < scroll.scrollTop) scroll.scrollTop = Math.max(0, from);
+    if (l) reveal(l, c);
   };
 
   // Redraw on every render (model version, filters, selection) and resize.
@@ -598,8 +605,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
     const pad = Math.max((e - c.start) * 4, 1500);
     view.current = { t0: c.start - pad, t1: e + pad, fit: false };
     const l = geo.current.lanes.find((x) => x.a.id === c.agent);
-    const scroll = scrollRef.current;
-    if (l && scroll && (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight)) scroll.scrollTop = Math.max(0, l.y - 40);
+    if (l) reveal(l, c);
     request();
     force((x) => x + 1);
     return true;
@@ -624,8 +630,8 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
         const W = canvas.clientWidth;
         const { t0, t1 } = view.current;
         const scale = W / (t1 - t0);
+        reveal(l, c);
         const y0 = callTop(l, c);
-        if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = l.y;
         const box = canvas.getBoundingClientRect();
         const x = (c.start - t0) * scale;
         const w = Math.max(2, (model.callEnd(c) - c.start) * scale, (drawnW.current.get(id) ?? 0) * scale);
@@ -811,7 +817,7 @@ export function Timeline({ model, version, filters, selected, onSelect, focusOn 
       const s0 = c.start - span / 4;
       view.current = { t0: s0, t1: s0 + span, fit: false };
     }
-    if (l.y < scroll.scrollTop || l.y + l.h > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = Math.max(0, l.y - 40);
+    reveal(l, c);
     const a = l.a;
     const y = callTop(l, c);
     const x = (c.start - view.current.t0) * (holder.clientWidth / (view.current.t1 - view.current.t0));
