@@ -29,6 +29,7 @@ import (
 	"github.com/hookwatch/hookwatch/internal/regfile"
 	"github.com/hookwatch/hookwatch/store"
 	"github.com/hookwatch/hookwatch/store/internal/sqlq"
+	"github.com/hookwatch/hookwatch/store/sqlite/internal/walframes"
 )
 
 var _ store.Store = (*DB)(nil)
@@ -101,8 +102,14 @@ func Open(path string) (*DB, error) {
 	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)"
 	// wal_autocheckpoint is a fallback: checkpoints normally run in the
 	// background (checkpointLoop); the writer only checkpoints itself when
-	// the WAL outgrows ~64 MiB because the background cannot keep up.
-	db.writer, err = sql.Open("sqlite", dsn(abs, common+
+	// the WAL outgrows ~64 MiB because the background cannot keep up. The
+	// writer, the one connection that appends to the WAL, writes each
+	// commit's frames in one call (walframes) where SQLite makes two a
+	// frame.
+	if err := walframes.Register(); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
+	db.writer, err = sql.Open("sqlite", dsn(abs, "vfs="+walframes.Name+"&"+common+
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32768)"+
 		"&_pragma=wal_autocheckpoint(16384)&_txlock=immediate"))
 	if err != nil {
