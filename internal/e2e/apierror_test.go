@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookwatch/hookwatch/attribution"
 	"github.com/hookwatch/hookwatch/claudecode"
@@ -231,12 +232,17 @@ func TestAPIErrorHooks(t *testing.T) {
 			}
 			// The parent's Agent call: the client reports it completed
 			// (PostToolUse), its result the error text; run in the
-			// foreground, it returns once the agent stopped.
+			// foreground, it returns once the agent stopped. The two
+			// times are the stamps of two hook processes the client
+			// starts one after the other without waiting for
+			// StopFailure's (its output is ignored), so the PostToolUse
+			// may be stamped a few milliseconds first.
+			const hookJitter = 100 * time.Millisecond
 			for _, c := range s.ToolCalls {
 				if c.ToolUseID != a.SpawnToolUseID {
 					continue
 				}
-				if c.Status != attribution.StatusOK || c.EndedAt == nil || !a.Background && a.StoppedAt != nil && c.EndedAt.Before(*a.StoppedAt) {
+				if c.Status != attribution.StatusOK || c.EndedAt == nil || !a.Background && a.StoppedAt != nil && c.EndedAt.Before(a.StoppedAt.Add(-hookJitter)) {
 					t.Errorf("the spawning call %s: %s, ended %v; the agent stopped %v", c.ToolUseID, c.Status, c.EndedAt, a.StoppedAt)
 				}
 				return
