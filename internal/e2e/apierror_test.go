@@ -178,21 +178,34 @@ func TestAPIErrorHooks(t *testing.T) {
 		var envs []hwevent.Envelope
 		var failed, subStops []string
 		var subError string
+		// Every turn of the main agent fails here: 2.1.197 runs one,
+		// 2.1.332 a second when the background subagent's end is
+		// delivered to it as a prompt. The client exits without waiting
+		// for a StopFailure's hook, so the look waits for one per turn:
+		// the last turn's may land after SessionEnd's, and the session
+		// is failed only once it has.
+		turns, turnsFailed := 0, 0
 		// Each look drains what the spool holds so far.
 		settle(func() bool {
 			for _, s := range p.drain() {
 				envs = append(envs, s.env)
 				switch s.payload.name() {
+				case "UserPromptSubmit":
+					if s.payload.str("agent_id") == "" {
+						turns++
+					}
 				case "StopFailure":
 					failed = append(failed, s.payload.str("agent_id"))
 					if s.payload.str("agent_id") != "" {
 						subError = s.payload.str("error")
+					} else {
+						turnsFailed++
 					}
 				case "SubagentStop":
 					subStops = append(subStops, s.payload.str("agent_id"))
 				}
 			}
-			return slices.Contains(failed, "") && slices.ContainsFunc(failed, func(id string) bool { return id != "" })
+			return turns > 0 && turnsFailed >= turns && slices.ContainsFunc(failed, func(id string) bool { return id != "" })
 		})
 		if keep := os.Getenv("HOOKWATCH_E2E_KEEP"); keep != "" {
 			dir := filepath.Join(keep, c.Name())
