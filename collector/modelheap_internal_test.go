@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
@@ -25,8 +27,20 @@ import (
 // median of five), per event kept. Whenever a collection comes, it costs
 // about that much per event the collector's groups hold: what makes the
 // slice of the model benchmark it lands in dearer than the next.
+//
+// With HW_BENCH_HEAP_PROFILE set to a file name, it writes there a heap
+// profile taken while the group is live (go tool pprof -sample_index
+// inuse_space): what the kept bytes are. go test's -memprofile cannot show
+// it: it is written once the benchmark returns and the group is gone.
 func BenchmarkModelHeap(b *testing.B) {
 	const perPost, round = 50, 500
+	profile := os.Getenv("HW_BENCH_HEAP_PROFILE")
+	if profile != "" {
+		// One sample per 4 KiB allocated rather than per 512 KiB: the
+		// kept objects are small and many.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 4096
+	}
 	bodies := modelBenchBodies(b, 100_000, perPost)
 	pl := benchPipeline()
 	var live, objects float64
@@ -59,6 +73,9 @@ func BenchmarkModelHeap(b *testing.B) {
 		n = g.Len()
 		after, objects1 := liveHeap()
 		live, objects = float64(after-before), float64(objects1-objects0)
+		if profile != "" {
+			writeHeapProfile(b, profile)
+		}
 		marks = marks[:0]
 		for range 5 {
 			t0 := cputime.Self()
@@ -72,6 +89,22 @@ func BenchmarkModelHeap(b *testing.B) {
 	b.ReportMetric(objects/float64(n), "live-objects/event")
 	slices.Sort(marks)
 	b.ReportMetric(float64(marks[len(marks)/2].Nanoseconds())/float64(n), "mark-ns/event")
+}
+
+// writeHeapProfile writes the heap profile as of the last collection to
+// the file name.
+func writeHeapProfile(b *testing.B, name string) {
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // applied is an event as the modeler hands it to its group.
