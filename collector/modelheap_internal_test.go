@@ -98,7 +98,7 @@ func writeHeapProfile(b *testing.B, name string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+	if err := pprof.WriteHeapProfile(f); err != nil {
 		f.Close()
 		b.Fatal(err)
 	}
