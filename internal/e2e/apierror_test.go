@@ -180,11 +180,16 @@ func TestAPIErrorHooks(t *testing.T) {
 		var subError string
 		// Every turn of the main agent fails here: 2.1.197 runs one,
 		// 2.1.332 a second when the background subagent's end is
-		// delivered to it as a prompt. The client exits without waiting
-		// for a StopFailure's hook, so the look waits for one per turn:
-		// the last turn's may land after SessionEnd's, and the session
-		// is failed only once it has.
-		turns, turnsFailed := 0, 0
+		// delivered to it as a prompt. The client starts the last turn's
+		// StopFailure hook as it exits, after SessionEnd's, and ends it
+		// with SIGTERM a tenth of a second later, which the hook outlives
+		// to store its event; and 2.1.332 sometimes runs no hook at all
+		// for the first turn's. So the look waits for the session's end
+		// and the last turn's failure, paired with its prompt by
+		// prompt_id: the session is failed once that has landed.
+		var lastTurn string             // prompt_id of the last main prompt
+		mainFailed := map[string]bool{} // prompt_ids of the main StopFailures
+		ended := false
 		// Each look drains what the spool holds so far.
 		settle(func() bool {
 			for _, s := range p.drain() {
@@ -192,20 +197,22 @@ func TestAPIErrorHooks(t *testing.T) {
 				switch s.payload.name() {
 				case "UserPromptSubmit":
 					if s.payload.str("agent_id") == "" {
-						turns++
+						lastTurn = s.payload.str("prompt_id")
 					}
 				case "StopFailure":
 					failed = append(failed, s.payload.str("agent_id"))
 					if s.payload.str("agent_id") != "" {
 						subError = s.payload.str("error")
 					} else {
-						turnsFailed++
+						mainFailed[s.payload.str("prompt_id")] = true
 					}
 				case "SubagentStop":
 					subStops = append(subStops, s.payload.str("agent_id"))
+				case "SessionEnd":
+					ended = true
 				}
 			}
-			return turns > 0 && turnsFailed >= turns && slices.ContainsFunc(failed, func(id string) bool { return id != "" })
+			return ended && lastTurn != "" && mainFailed[lastTurn] && slices.ContainsFunc(failed, func(id string) bool { return id != "" })
 		})
 		if keep := os.Getenv("HOOKWATCH_E2E_KEEP"); keep != "" {
 			dir := filepath.Join(keep, c.Name())
@@ -224,8 +231,8 @@ func TestAPIErrorHooks(t *testing.T) {
 				sub = id
 			}
 		}
-		if sub == "" || turns == 0 || turnsFailed < turns || len(subStops) != 0 {
-			t.Fatalf("StopFailure of agents %q after %d main turns, SubagentStop of %q", failed, turns, subStops)
+		if sub == "" || !ended || lastTurn == "" || !mainFailed[lastTurn] || len(subStops) != 0 {
+			t.Fatalf("StopFailure of agents %q (the main agent's of prompts %v; the last prompt %q), session ended %v, SubagentStop of %q", failed, mainFailed, lastTurn, ended, subStops)
 		}
 
 		b := attribution.Build(envs)

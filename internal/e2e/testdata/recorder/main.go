@@ -7,6 +7,10 @@
 // $HOOKWATCH_E2E_SIDECARS whether the subagent's .meta.json sidecar existed
 // when the hook ran: the sidecar is written late, and which hooks can see it
 // decides where attribution may read it.
+//
+// It ignores SIGTERM, as the hook does (hook/terminate.go): the client ends
+// the hooks still running as it exits, and the recorder, like the hook,
+// keeps the payload it read.
 package main
 
 import (
@@ -14,11 +18,13 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 )
 
 func main() {
+	signal.Ignore(syscall.SIGTERM)
 	in, _ := io.ReadAll(os.Stdin)
 	var ev struct {
 		Event          string `json:"hook_event_name"`
