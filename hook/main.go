@@ -15,8 +15,8 @@ import (
 // decided otherwise. The only thing it ever writes to stderr is --help.
 // A run that outlives twice its budget past its payload however
 // (armLastResort) ends the process itself, with exit code 0 and nothing on
-// stdout. A run sent SIGTERM stores the event it read all the same, and
-// then exits 0 with nothing on stdout (catchTermination).
+// stdout. SIGTERM does not end a run: it stores the event it read all the
+// same (ignoreTermination).
 //
 // decide evaluates policies in process: the full binary passes
 // policy.Answer; the lean hook binary passes nil (see Config.Decide).
@@ -52,8 +52,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		runtime = ""
 	}
 	cfg.Runtime = runtime
-	term := catchTermination()
-	defer term.stop()
+	ignoreTermination()
 	lr := cfg.armLastResort(cfg.now())
 	cfg.payloadRead = lr.payloadRead
 	res := Run(ctx, cfg, stdin)
@@ -62,9 +61,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if !lr.disarm() {
 		return 0 // the last resort is ending the process: say nothing
-	}
-	if term.caught() {
-		return 0 // the agent ended the run, and reads no answer
 	}
 	if len(res.Stdout) > 0 {
 		_, _ = stdout.Write(res.Stdout)

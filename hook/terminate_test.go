@@ -19,7 +19,8 @@ import (
 // TestTerminatedRunStoresEvent: the real hook binary sent SIGTERM while it
 // posts its event, as Claude Code ends its last turn's hook as it exits,
 // still stores the event (here in the spool: the collector accepts the
-// connection and never answers), exits 0 and says nothing.
+// connection and never answers), exits 0 and, with no policy to answer,
+// says nothing.
 func TestTerminatedRunStoresEvent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hook binary")
