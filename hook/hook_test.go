@@ -406,24 +406,47 @@ func TestRunTokenRefusedLog(t *testing.T) {
 	}
 }
 
-// TestRunHungCollector: a collector that accepts connections and never
-// answers costs the hook its budget, not the agent's patience.
-func TestRunHungCollector(t *testing.T) {
+// hungCollector listens on loopback, accepts connections and never answers
+// them, as a collector stuck before its answer would; accepted is closed at
+// the first connection. All of it is closed when the test ends.
+func hungCollector(t *testing.T) (url string, accepted <-chan struct{}) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	first, done := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
 		for {
 			conn, err := l.Accept()
 			if err != nil {
 				return
 			}
-			defer conn.Close() // hold it open, never answer
+			if conns == nil {
+				close(first)
+			}
+			conns = append(conns, conn) // held open, never answered
 		}
 	}()
-	cfg := config(t, "http://"+l.Addr().String())
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return "http://" + l.Addr().String(), first
+}
+
+// TestRunHungCollector: a collector that accepts connections and never
+// answers costs the hook its budget, not the agent's patience.
+func TestRunHungCollector(t *testing.T) {
+	url, _ := hungCollector(t)
+	cfg := config(t, url)
 	cfg.Budget = 300 * time.Millisecond
 	start := time.Now()
 	res := hook.Run(context.Background(), cfg, bytes.NewReader(preToolUse(t)))

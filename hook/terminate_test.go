@@ -5,7 +5,6 @@ package hook_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,35 +25,20 @@ func TestTerminatedRunStoresEvent(t *testing.T) {
 		t.Skip("builds the hook binary")
 	}
 	bin := testbin.Build(t, "./cmd/hookwatch-hook")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		conn, err := l.Accept()
-		if err != nil {
-			return
-		}
-		accepted <- conn // held open, never answered
-	}()
-
+	url, accepted := hungCollector(t)
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(cmd.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL=http://"+l.Addr().String(), "HOOKWATCH_HOOK_BUDGET=500ms")
-	payload := preToolUse(t)
-	cmd.Stdin = bytes.NewReader(payload)
+	cmd.Env = append(cmd.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_URL="+url, "HOOKWATCH_HOOK_BUDGET=500ms")
+	cmd.Stdin = bytes.NewReader(preToolUse(t))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case conn := <-accepted:
-		defer conn.Close()
+	case <-accepted:
 	case <-ctx.Done():
 		t.Fatal("the hook never posted")
 	}
