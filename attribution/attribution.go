@@ -481,15 +481,23 @@ type Agent struct {
 }
 
 // ToolCall is one tool call, keyed by tool_use_id within its session.
+//
+// The fields most calls leave empty are in its CallDetail, which is never
+// nil on a call a Group or Build hands out, nor on one json.Unmarshal
+// decodes from a call's document (see CallDetail.Decision): read them as
+// the call's own (c.Error, c.Decisions). A call with none of them points
+// to one empty CallDetail all such calls share, one more reason a call
+// handed out must not be changed. The model keeps a ToolCall for every
+// call of every session it holds: without room for those fields it is
+// ~200 bytes smaller, and at 512 bytes or less the garbage collector
+// marks it with its span's other objects rather than pointer by pointer.
 type ToolCall struct {
 	// ToolUseID is the client's id; for clients that send none it is
 	// "nouse:<envelope id of the first event>" and SyntheticID is set.
 	ToolUseID   string `json:"tool_use_id"`
 	SyntheticID bool   `json:"synthetic_id,omitempty"`
 	// Failed is Failed(Status): what a viewer counts as a failure. It
-	// sits beside SyntheticID, in the padding before SessionID: a call
-	// 8 bytes larger would no longer fit its allocation's size class with
-	// the runtime's header, and cost 64 bytes more per call held.
+	// sits beside SyntheticID, in the padding before SessionID.
 	Failed bool `json:"failed,omitempty"`
 	// StartSources and EndSources say what reported the call's start
 	// (PreToolUse) and its end (PostToolUse, PostToolUseFailure,
@@ -508,8 +516,27 @@ type ToolCall struct {
 	EndedAt      *time.Time      `json:"ended_at"`
 	DurationMS   *int64          `json:"duration_ms"`
 	Input        json.RawMessage `json:"input,omitempty"`
-	Error        string          `json:"error,omitempty"`
 	PromptID     string          `json:"prompt_id,omitempty"`
+	// Meta is the call's meaning (subtype, effect, files read and
+	// written, the analysis of a shell command), computed once per input
+	// by package classify.
+	classify.Meta
+
+	// ParentToolUseID is the call that spawned this call's agent ("" for
+	// the main agent).
+	ParentToolUseID string `json:"parent_tool_use_id"`
+	// Depth is the depth of the calling agent.
+	Depth int `json:"depth"`
+
+	*CallDetail
+}
+
+// CallDetail is the part of a ToolCall that most calls leave empty: an
+// error, an exit code, the files a patch or a file tool touched, a
+// spawned agent, a notification, policy decisions, a permission request
+// or denial, a trace context.
+type CallDetail struct {
+	Error string `json:"error,omitempty"`
 	// ExitCode is the exit code of a command, where the hook could read
 	// it (Codex: from the rollout, event.Envelope.ExitCode); a command
 	// that exits non-zero has status error.
@@ -522,16 +549,6 @@ type ToolCall struct {
 	// PostToolUse, of the files it read or wrote (event.Envelope.Files):
 	// what the stale-context guard compares the files on disk with.
 	FileStates []event.FileState `json:"file_states,omitempty"`
-	// Meta is the call's meaning (subtype, effect, files read and
-	// written, the analysis of a shell command), computed once per input
-	// by package classify.
-	classify.Meta
-
-	// ParentToolUseID is the call that spawned this call's agent ("" for
-	// the main agent).
-	ParentToolUseID string `json:"parent_tool_use_id"`
-	// Depth is the depth of the calling agent.
-	Depth int `json:"depth"`
 	// SpawnedAgentID is, on a delegation call, the subagent it spawned.
 	SpawnedAgentID string `json:"spawned_agent_id,omitempty"`
 	// NotifiedAt and NotificationStatus are, on a call that launched a
@@ -540,6 +557,8 @@ type ToolCall struct {
 	NotificationStatus string     `json:"notification_status,omitempty"`
 	// Decision is the policy decision (decision.Audit JSON) that counted
 	// most: an enforced deny, else the PreToolUse one, else the first.
+	// A call's document always has it (null when none), which gives a
+	// call json.Unmarshal decodes from one its CallDetail.
 	Decision json.RawMessage `json:"decision"`
 	// Decisions are every decision recorded on the call's events.
 	Decisions         []DecisionRecord   `json:"decisions,omitempty"`
@@ -549,7 +568,29 @@ type ToolCall struct {
 	// the call that carried one.
 	Traceparent string `json:"traceparent,omitempty"`
 
-	movedFrom []time.Time // see MovedFrom
+	movedFrom []time.Time // see ToolCall.MovedFrom
+}
+
+// noDetail is the CallDetail of every call that has none; nothing changes
+// it.
+var noDetail CallDetail
+
+// empty reports whether d sets none of its fields (TestCallDetailEmpty
+// holds it to every field).
+func (d *CallDetail) empty() bool {
+	return d.Error == "" && d.ExitCode == nil && d.Files == nil && d.FileStates == nil && d.SpawnedAgentID == "" &&
+		d.NotifiedAt == nil && d.NotificationStatus == "" && d.Decision == nil && d.Decisions == nil &&
+		d.PermissionRequest == nil && d.PermissionDenied == nil && d.Traceparent == "" && d.movedFrom == nil
+}
+
+// detailOf returns what a call's CallDetail points to for the fields d
+// sets: the shared empty one when d sets none, else a copy of its own.
+func detailOf(d *CallDetail) *CallDetail {
+	if d.empty() {
+		return &noDetail
+	}
+	own := *d
+	return &own
 }
 
 // MovedFrom returns the starts the call had before its start now, which a
@@ -561,7 +602,12 @@ type ToolCall struct {
 // follow from the session's events alone, as the rest of the model does:
 // a model built again from them names the same ones. The slice must not be
 // changed.
-func (c *ToolCall) MovedFrom() []time.Time { return c.movedFrom }
+func (c *ToolCall) MovedFrom() []time.Time {
+	if c.CallDetail == nil {
+		return nil
+	}
+	return c.movedFrom
+}
 
 // Finished reports whether the call has an outcome: any status but
 // StatusPending. A finished call's status can still change as later

@@ -167,6 +167,17 @@ func (c *callState) own() *ToolCall {
 	return c.c
 }
 
+// ownDetail returns the call's CallDetail to change: a copy, in the
+// call's own ToolCall, of the one it has, which may be the calls' shared
+// empty one (noDetail) or that of a version handed out. Few calls have
+// one to change, and seldom.
+func (c *callState) ownDetail() *CallDetail {
+	tc := c.own()
+	d := *tc.CallDetail
+	tc.CallDetail = &d
+	return &d
+}
+
 // from notes that r reported the call's start (start) or its end, by
 // its source (Sources): a hook, or the client's file it was read from.
 func (c *callState) from(r *record, start bool) {
@@ -524,7 +535,7 @@ func (b *sessionBuilder) add(r *record) {
 		c.from(r, false)
 		if c.rareState().denied == nil {
 			c.ownRare().denied = r
-			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
+			c.ownDetail().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.decide(c, r)
 		b.touch(c)
@@ -532,7 +543,7 @@ func (b *sessionBuilder) add(r *record) {
 		s.Counts.PermissionRequests++
 		if c, by := b.matchPermission(p.AgentID, &e.ToolCall); c != nil {
 			c.ownRare().permReq = r
-			c.own().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.rareFields().Decision)}
+			c.ownDetail().PermissionRequest = &PermissionRequest{At: r.at(), MatchedBy: by, Decision: validRaw(r.rareFields().Decision)}
 			b.decide(c, r)
 			b.touch(c)
 		}
@@ -617,7 +628,7 @@ func (b *sessionBuilder) callEvidence(r *record) {
 		c.from(r, false)
 		if c.rareState().denied == nil {
 			c.ownRare().denied = r
-			c.own().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
+			c.ownDetail().PermissionDenied = &PermissionDenied{At: r.at(), Reason: e.Reason}
 		}
 		b.touch(c)
 	}
@@ -922,7 +933,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 	}
 	if c, ok := b.calls[id]; ok {
 		if c.c.Traceparent == "" && r.common.Traceparent != "" {
-			c.own().Traceparent = r.common.Traceparent
+			c.ownDetail().Traceparent = r.common.Traceparent
 		}
 		return c
 	}
@@ -931,7 +942,7 @@ func (b *sessionBuilder) call(r *record, tc *event.ToolCall, pre bool) *callStat
 		c: &ToolCall{
 			ToolUseID: id, SyntheticID: synthetic, SessionID: b.s.SessionID, ToolName: tc.ToolName,
 			StartedAt: r.at(), Input: callInput(tc.ToolInput), PromptID: r.p.PromptID,
-			Traceparent: r.common.Traceparent,
+			CallDetail: detailOf(&CallDetail{Traceparent: r.common.Traceparent}),
 		},
 		agent: ag, opened: r, first: r, turnID: r.p.TurnID, cwd: r.p.CWD,
 	}
@@ -987,8 +998,8 @@ func (b *sessionBuilder) decide(c *callState, r *record) {
 	if d == nil {
 		return
 	}
-	tc := c.own()
-	tc.Decisions = append(tc.Decisions, DecisionRecord{Event: r.name(), At: r.at(), Decision: d})
+	cd := c.ownDetail()
+	cd.Decisions = append(cd.Decisions, DecisionRecord{Event: r.name(), At: r.at(), Decision: d})
 	if c.rareState().deny != nil || (r.name() != event.PreToolUse && r.name() != event.PermissionRequest) {
 		return
 	}
@@ -1286,38 +1297,41 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	if !c.classified {
 		tc.Meta, c.classified = b.metas.classify(tc.ToolName, tc.Input, c.cwd), true
 	}
-	tc.Status, tc.EndedAt, tc.DurationMS, tc.Error, tc.Decision, tc.ExitCode = "", nil, nil, "", nil, nil
-	tc.Files = patchFiles(tc)
-	tc.FileStates = nil
+	// The detail's fields are set on a copy, which replaces the call's
+	// at the end: the calls that have none keep the shared empty one.
+	d := *tc.CallDetail
+	tc.Status, tc.EndedAt, tc.DurationMS, d.Error, d.Decision, d.ExitCode = "", nil, nil, "", nil, nil
+	d.Files = patchFiles(tc)
+	d.FileStates = nil
 	if c.post != nil && len(c.post.rareFields().Files) > 0 {
-		tc.FileStates = slices.Clone(c.post.rareFields().Files)
+		d.FileStates = slices.Clone(c.post.rareFields().Files)
 	}
-	tc.movedFrom = nil
+	d.movedFrom = nil
 	if c.pre != nil {
 		tc.StartedAt, tc.PromptID = c.pre.at(), cmp.Or(c.pre.p.PromptID, tc.PromptID)
-		tc.movedFrom = b.formerStarts(c, tc.StartedAt)
+		d.movedFrom = b.formerStarts(c, tc.StartedAt)
 	}
 	var end *record
 	x := c.rareState()
 	switch {
 	case x.denied != nil:
-		tc.Status, end, tc.Error = StatusDenied, x.denied, tc.PermissionDenied.Reason
+		tc.Status, end, d.Error = StatusDenied, x.denied, d.PermissionDenied.Reason
 	case x.deny != nil:
-		tc.Status, end, tc.Error = StatusDenied, x.deny, x.denyWhy
+		tc.Status, end, d.Error = StatusDenied, x.deny, x.denyWhy
 	case x.failure != nil:
-		tc.Status, end, tc.Error = StatusError, x.failure, x.failErr
+		tc.Status, end, d.Error = StatusError, x.failure, x.failErr
 		if x.isIntr {
 			tc.Status = StatusInterrupted
 		} else if msg, ok := deniedText(x.failErr); ok {
-			tc.Status, tc.Error = StatusDenied, msg
+			tc.Status, d.Error = StatusDenied, msg
 		}
 	case c.post != nil:
 		tc.Status, end = StatusOK, c.post
 		if x := cmp.Or(c.post.rareFields().ExitCode, c.rolloutExit); x != nil {
 			code := *x
-			tc.ExitCode = &code
+			d.ExitCode = &code
 			if code != 0 {
-				tc.Status, tc.Error = StatusError, "exit code "+strconv.Itoa(code)
+				tc.Status, d.Error = StatusError, "exit code "+strconv.Itoa(code)
 			}
 		}
 	case x.intr != nil:
@@ -1333,11 +1347,11 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		}
 		switch {
 		case denied:
-			tc.Status, tc.Error = StatusDenied, denial
+			tc.Status, d.Error = StatusDenied, denial
 		case isErr && c.pre == nil:
-			tc.Status, tc.Error = StatusRejected, msg
+			tc.Status, d.Error = StatusRejected, msg
 		case isErr:
-			tc.Status, tc.Error = StatusError, msg
+			tc.Status, d.Error = StatusError, msg
 		default:
 			tc.Status = StatusOK
 		}
@@ -1349,10 +1363,10 @@ func (b *sessionBuilder) finishCall(c *callState) {
 		at := end.at()
 		tc.EndedAt = &at
 	}
-	tc.NotifiedAt, tc.NotificationStatus = nil, ""
+	d.NotifiedAt, d.NotificationStatus = nil, ""
 	if n, ok := b.callNotes[tc.ToolUseID]; ok && !tc.SyntheticID {
 		at := n.at
-		tc.NotifiedAt, tc.NotificationStatus = &at, n.status
+		d.NotifiedAt, d.NotificationStatus = &at, n.status
 	}
 	switch {
 	case c.durMS != nil && !math.IsNaN(*c.durMS) && *c.durMS >= 0 && *c.durMS < math.MaxInt64/2:
@@ -1364,16 +1378,17 @@ func (b *sessionBuilder) finishCall(c *callState) {
 	}
 	switch {
 	case x.denyRaw != nil:
-		tc.Decision = x.denyRaw
-	case len(tc.Decisions) > 0:
-		tc.Decision = tc.Decisions[0].Decision
-		for _, d := range tc.Decisions {
-			if d.Event == event.PreToolUse {
-				tc.Decision = d.Decision
+		d.Decision = x.denyRaw
+	case len(d.Decisions) > 0:
+		d.Decision = d.Decisions[0].Decision
+		for _, rec := range d.Decisions {
+			if rec.Event == event.PreToolUse {
+				d.Decision = rec.Decision
 				break
 			}
 		}
 	}
+	tc.CallDetail = detailOf(&d)
 }
 
 // resolveParents finds the spawning call and parent agent of every
@@ -1407,7 +1422,7 @@ func (b *sessionBuilder) resolveParents() {
 		for _, calls := range [][]*callState{b.spawners, b.named} {
 			for _, c := range calls {
 				if id := spawned[c]; c.c.SpawnedAgentID != id {
-					c.own().SpawnedAgentID = id
+					c.ownDetail().SpawnedAgentID = id
 					b.touch(c)
 				}
 			}

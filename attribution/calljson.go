@@ -102,20 +102,7 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	if len(c.Input) > 0 {
 		raw(`,"input":`, c.Input)
 	}
-	optStr(`,"error":`, c.Error)
 	optStr(`,"prompt_id":`, c.PromptID)
-	if c.ExitCode != nil {
-		b = append(b, `,"exit_code":`...)
-		b = strconv.AppendInt(b, int64(*c.ExitCode), 10)
-	}
-	if len(c.Files) > 0 {
-		b = append(b, `,"files":`...)
-		b = appendPatchFiles(b, c.Files)
-	}
-	if len(c.FileStates) > 0 {
-		b = append(b, `,"file_states":`...)
-		b = event.AppendFileStates(b, c.FileStates, jsonstr.AppendQuotedHTML)
-	}
 
 	// classify.Meta, embedded: its fields in its place.
 	m := &c.Meta
@@ -137,14 +124,33 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 	str(`,"parent_tool_use_id":`, c.ParentToolUseID)
 	b = append(b, `,"depth":`...)
 	b = strconv.AppendInt(b, int64(c.Depth), 10)
-	optStr(`,"spawned_agent_id":`, c.SpawnedAgentID)
-	optAt(`,"notified_at":`, c.NotifiedAt, true)
-	optStr(`,"notification_status":`, c.NotificationStatus)
-	raw(`,"decision":`, c.Decision)
-	if len(c.Decisions) > 0 {
+
+	// CallDetail, embedded: its fields in its place, none when it is nil.
+	x := c.CallDetail
+	if x == nil {
+		return append(b, '}'), ok
+	}
+	optStr(`,"error":`, x.Error)
+	if x.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*x.ExitCode), 10)
+	}
+	if len(x.Files) > 0 {
+		b = append(b, `,"files":`...)
+		b = appendPatchFiles(b, x.Files)
+	}
+	if len(x.FileStates) > 0 {
+		b = append(b, `,"file_states":`...)
+		b = event.AppendFileStates(b, x.FileStates, jsonstr.AppendQuotedHTML)
+	}
+	optStr(`,"spawned_agent_id":`, x.SpawnedAgentID)
+	optAt(`,"notified_at":`, x.NotifiedAt, true)
+	optStr(`,"notification_status":`, x.NotificationStatus)
+	raw(`,"decision":`, x.Decision)
+	if len(x.Decisions) > 0 {
 		b = append(b, `,"decisions":[`...)
-		for i := range c.Decisions {
-			d := &c.Decisions[i]
+		for i := range x.Decisions {
+			d := &x.Decisions[i]
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -155,7 +161,7 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
-	if pr := c.PermissionRequest; pr != nil {
+	if pr := x.PermissionRequest; pr != nil {
 		at(`,"permission_request":{"at":`, pr.At)
 		str(`,"matched_by":`, pr.MatchedBy)
 		if len(pr.Decision) > 0 {
@@ -163,12 +169,12 @@ func (c *ToolCall) appendJSON(b []byte) ([]byte, bool) {
 		}
 		b = append(b, '}')
 	}
-	if pd := c.PermissionDenied; pd != nil {
+	if pd := x.PermissionDenied; pd != nil {
 		at(`,"permission_denied":{"at":`, pd.At)
 		optStr(`,"reason":`, pd.Reason)
 		b = append(b, '}')
 	}
-	optStr(`,"traceparent":`, c.Traceparent)
+	optStr(`,"traceparent":`, x.Traceparent)
 	return append(b, '}'), ok
 }
 

@@ -72,6 +72,25 @@ func checkCallJSON(t *testing.T, from string, c *ToolCall) {
 	}
 }
 
+// TestDecodedCallHasDetail: a call decoded from the document of a call
+// with no detail has one to read, as the model's calls do.
+func TestDecodedCallHasDetail(t *testing.T) {
+	doc, err := (&ToolCall{ToolUseID: "toolu_1", CallDetail: &noDetail}).AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c ToolCall
+	if err := json.Unmarshal(doc, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.CallDetail == nil || c.CallDetail == &noDetail {
+		t.Fatalf("decoded %s: CallDetail %p", doc, c.CallDetail)
+	}
+	if c.Error != "" || c.Decisions != nil {
+		t.Fatalf("decoded %s: %+v", doc, *c.CallDetail)
+	}
+}
+
 // fullCall returns a call with every field, nested ones included, set to a
 // value that is not its zero.
 func fullCall() *ToolCall {

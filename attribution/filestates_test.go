@@ -15,7 +15,7 @@ import (
 func TestRecordedFiles(t *testing.T) {
 	st := func(p string, mtime int64) event.FileState { return event.FileState{Path: p, MtimeNS: mtime, Size: 1} }
 	call := func(status string, read, written []string, states ...event.FileState) *attribution.ToolCall {
-		return &attribution.ToolCall{Status: status, Meta: classify.Meta{FilesRead: read, FilesWritten: written}, FileStates: states}
+		return &attribution.ToolCall{Status: status, Meta: classify.Meta{FilesRead: read, FilesWritten: written}, CallDetail: &attribution.CallDetail{FileStates: states}}
 	}
 	calls := []*attribution.ToolCall{
 		call(attribution.StatusOK, []string{"/a"}, nil, st("/a", 1)),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -654,6 +655,9 @@ func TestGroupChangesHandedOut(t *testing.T) {
 			g.Apply(p...)
 			for _, sc := range g.Changes().Sessions {
 				for _, c := range sc.ToolCalls {
+					if c.CallDetail == nil {
+						t.Fatalf("%s: call %s handed out without its CallDetail", name, c.ToolUseID)
+					}
 					all = append(all, given{c, string(mustJSON(t, c))})
 					latest[sc.Session.SessionID+"\x00"+c.ToolUseID] = c
 				}
@@ -664,6 +668,9 @@ func TestGroupChangesHandedOut(t *testing.T) {
 			if doc := string(mustJSON(t, gv.c)); doc != gv.doc {
 				t.Fatalf("%s: call %s changed after it was handed out:\n%s", name, gv.c.ToolUseID, firstDiff([]byte(doc), []byte(gv.doc)))
 			}
+		}
+		if !noDetail.empty() {
+			t.Fatalf("%s: the calls' shared empty CallDetail was changed: %+v", name, noDetail)
 		}
 		held := 0
 		for id := range ids {
@@ -676,6 +683,34 @@ func TestGroupChangesHandedOut(t *testing.T) {
 		}
 		if held == 0 {
 			t.Fatalf("%s: no calls", name)
+		}
+	}
+}
+
+// TestCallDetailEmpty holds CallDetail.empty to every field: a field it
+// does not read would give a call that sets only that field the shared
+// empty detail, and lose it.
+func TestCallDetailEmpty(t *testing.T) {
+	if !new(CallDetail).empty() {
+		t.Fatal("a zero CallDetail is not empty")
+	}
+	v := reflect.ValueOf(new(CallDetail)).Elem()
+	for i := range v.NumField() {
+		d := new(CallDetail)
+		f := reflect.ValueOf(d).Elem().Field(i)
+		f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem() // movedFrom too
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 0, 0))
+		default:
+			t.Fatalf("field %s: a %s, which the test does not set", v.Type().Field(i).Name, f.Kind())
+		}
+		if d.empty() {
+			t.Errorf("a CallDetail with only %s set is empty", v.Type().Field(i).Name)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package attribution
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -34,19 +36,37 @@ var modelSums = map[int]string{
 	// A subagent's StopFailure stops it (Agent.StopError); a usage of
 	// model <synthetic> is skipped. The sum takes in the API error runs
 	// (claude-apierror-*), which the captures lacked before.
-	11: "a99b48d90919df245ebdbb674b479829bfcaefc493cb36a3280c2c9aa7f86a8c",
+	// The sum of the same models in canonical form (modelSum): the sums
+	// above are of the documents' bytes as encoded then.
+	11: "1572c2afb6bd8f2945a85bff06e245585c4d6843416bca45f08bd53af69ddd4b",
 }
 
 // modelSum is the sha256 of the models Build derives from each of the real
-// captures (corpora), in the order of their names.
+// captures (corpora), in the order of their names: of their documents in
+// canonical form (every object's keys sorted), so that the order an
+// encoder writes a document's keys in, which changes nothing a reader
+// reads, changes no sum.
 func modelSum(t *testing.T) string {
 	h := sha256.New()
 	cs := corpora(t)
 	for _, name := range slices.Sorted(maps.Keys(cs)) {
 		h.Write([]byte(name))
-		h.Write(mustJSON(t, Build(cs[name])))
+		h.Write(canonicalDoc(t, mustJSON(t, Build(cs[name]))))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalDoc returns doc with every object's keys sorted, its numbers as
+// written.
+func canonicalDoc(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return mustJSON(t, v)
 }
 
 // TestModelVersion: what Build derives from the real captures changes only

@@ -153,11 +153,18 @@ func (b *canonBuilder) fields(t reflect.Type) ([]canonField, bool) {
 			}
 			name, opts, _ := bytes.Cut([]byte(tag), []byte(","))
 			if f.Anonymous && len(name) == 0 {
-				if f.Type.Kind() != reflect.Struct {
+				switch {
+				case f.Type.Kind() == reflect.Struct:
+					walk(f.Type)
+				case f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
+					// Its fields in its place, as Marshal writes them when
+					// it is not nil; an object without them (Marshal's of
+					// a nil one) misses those it always writes, and is
+					// left to encoding/json.
+					walk(f.Type.Elem())
+				default:
 					b.ok = false
-					continue
 				}
-				walk(f.Type)
 				continue
 			}
 			if !f.IsExported() {

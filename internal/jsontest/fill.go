@@ -20,13 +20,15 @@ func Full(v any) { fill(reflect.ValueOf(v).Elem(), &filler{full: true}) }
 func Fill(v any, data []byte) { fill(reflect.ValueOf(v).Elem(), &filler{data: data}) }
 
 // Fields counts the exported fields of struct type t, those of its
-// embedded structs in their place: the members of a full value's JSON.
+// embedded structs (or pointers to them) in their place: the members of a full value's JSON.
 func Fields(t reflect.Type) int {
 	n := 0
 	for i := range t.NumField() {
 		f := t.Field(i)
 		switch {
 		case !f.IsExported():
+		case f.Anonymous && f.Type.Kind() == reflect.Pointer:
+			n += Fields(f.Type.Elem())
 		case f.Anonymous:
 			n += Fields(f.Type)
 		default:
