@@ -755,7 +755,9 @@ func mapsEqual[K, V comparable](a, b map[K]V) bool {
 func contentKey(it *item) string {
 	common, rare := it.common, it.rareFields()
 	var b strings.Builder
-	b.WriteString(strconv.FormatInt(it.received.UnixNano(), 10))
+	b.WriteString(strconv.FormatInt(it.recvSec, 10))
+	b.WriteByte('.')
+	b.WriteString(strconv.FormatInt(int64(it.recvNsec), 10))
 	b.WriteByte(0)
 	b.WriteString(strconv.FormatUint(it.sum, 16))
 	for _, s := range []string{string(rare.Decision), common.Runtime, common.Kind, common.Host, common.User, common.HookwatchVersion, rare.ForkOf, common.Traceparent} {
