@@ -84,7 +84,6 @@ type callState struct {
 	batch    *record
 	batchRes json.RawMessage
 	turnID   string
-	counted  string // the status the call is counted under ("" before)
 	// rolloutExit is the exit code a Codex rollout recorded for the
 	// call's command, for when the hook's PostToolUse has none.
 	rolloutExit *int
@@ -92,6 +91,9 @@ type callState struct {
 	cwd  string
 	rare *callRare // nil until needed: read rareState, change ownRare
 
+	// counted is the status the call is counted under (statusCode), 0
+	// before: a byte beside the flags rather than a string's 16.
+	counted  uint8
 	spawner  bool // in sessionBuilder.spawners
 	named    bool // in sessionBuilder.named
 	dirty    bool // in sessionBuilder.dirty
@@ -1155,13 +1157,30 @@ func (b *sessionBuilder) settle() {
 
 // count adds a settled call to its agent's and its session's counts;
 // uncount takes back what count added before the call changed.
-func (b *sessionBuilder) count(c *callState) { b.tally(c, c.c.Status, 1); c.counted = c.c.Status }
+// A call has one of callStatuses once settled.
+func (b *sessionBuilder) count(c *callState) {
+	if code := statusCode(c.c.Status); code != 0 {
+		b.tally(c, c.c.Status, 1)
+		c.counted = code
+	}
+}
 
 func (b *sessionBuilder) uncount(c *callState) {
-	if c.counted != "" {
-		b.tally(c, c.counted, -1)
-		c.counted = ""
+	if c.counted != 0 {
+		b.tally(c, callStatuses[c.counted-1], -1)
+		c.counted = 0
 	}
+}
+
+// statusCode is 1 + the index of status in callStatuses, 0 for none of
+// them.
+func statusCode(status string) uint8 {
+	for i, s := range callStatuses {
+		if s == status {
+			return uint8(i + 1)
+		}
+	}
+	return 0
 }
 
 func (b *sessionBuilder) tally(c *callState, status string, n int) {

@@ -31,7 +31,7 @@ func TestToolCallSize(t *testing.T) {
 	}
 }
 
-// TestCallStateSize holds a callState in the 160-byte size class: a group
+// TestCallStateSize holds a callState in the 144-byte size class: a group
 // keeps one for every call, most of which succeed and need none of its
 // rare state (callRare), which is kept apart so that they pay nothing for
 // it.
@@ -39,7 +39,7 @@ func TestCallStateSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are of 64-bit platforms")
 	}
-	if n := unsafe.Sizeof(callState{}); n > 160 {
-		t.Errorf("callState is %d bytes, past the 160-byte size class", n)
+	if n := unsafe.Sizeof(callState{}); n > 144 {
+		t.Errorf("callState is %d bytes, past the 144-byte size class", n)
 	}
 }
