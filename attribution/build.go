@@ -171,8 +171,9 @@ func (c *callState) own() *ToolCall {
 
 // ownDetail returns the call's CallDetail to change: a copy, in the
 // call's own ToolCall, of the one it has, which may be the calls' shared
-// empty one (noDetail) or that of a version handed out. Few calls have
-// one to change, and seldom.
+// empty one (noDetail) or that of a version handed out. A copy at every
+// change, which few of a call's events make (a decision, a permission
+// request or denial, a trace context, its spawned agent).
 func (c *callState) ownDetail() *CallDetail {
 	tc := c.own()
 	d := *tc.CallDetail
@@ -1155,9 +1156,9 @@ func (b *sessionBuilder) settle() {
 	b.shape()
 }
 
-// count adds a settled call to its agent's and its session's counts;
-// uncount takes back what count added before the call changed.
-// A call has one of callStatuses once settled.
+// count adds a settled call, whose status is one of callStatuses, to its
+// agent's and its session's counts; uncount takes back what count added
+// before the call changed.
 func (b *sessionBuilder) count(c *callState) {
 	if code := statusCode(c.c.Status); code != 0 {
 		b.tally(c, c.c.Status, 1)
