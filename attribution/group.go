@@ -136,12 +136,22 @@ func (g *Group) Apply(envs ...event.Envelope) { g.ApplyDecoded(envs, nil) }
 func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 	fresh := make([]*item, 0, len(envs))
 	rebuild := false
+	// The PreToolUses of envs, by tool_use_id, for their PostToolUses to
+	// share their bytes (preOf).
+	var pres map[string]*event.ToolCall
+	preOf := func(sessionID, toolUseID string) *event.ToolCall { return g.preOf(pres, sessionID, toolUseID) }
 	for i := range envs {
 		var p *event.Payload
 		if i < len(payloads) {
 			p = payloads[i]
 		}
-		it := newItem(&envs[i], p, &g.tables)
+		it := newItem(&envs[i], p, &g.tables, preOf)
+		if e, ok := it.p.Event.(*event.PreToolUseInput); ok && e.ToolUseID != "" {
+			if pres == nil {
+				pres = map[string]*event.ToolCall{}
+			}
+			pres[e.ToolUseID] = &e.ToolCall
+		}
 		if it.id == "" {
 			k := contentKey(it)
 			if _, ok := g.anon[k]; ok {
@@ -194,6 +204,23 @@ func (g *Group) ApplyDecoded(envs []event.Envelope, payloads []*event.Payload) {
 			b.settle()
 		}
 	}
+}
+
+// preOf returns the tool call fields a PostToolUse's PreToolUse reported:
+// of one among those about to be applied (pres, by tool_use_id), else of
+// the call the group holds, nil when neither knows it. Only whether their
+// bytes are alike matters (ownTool shares them where they are), not whose
+// they are.
+func (g *Group) preOf(pres map[string]*event.ToolCall, sessionID, toolUseID string) *event.ToolCall {
+	if tc := pres[toolUseID]; tc != nil {
+		return tc
+	}
+	if b := g.sessions[sessionID]; b != nil {
+		if c := b.calls[toolUseID]; c != nil && c.pre != nil {
+			return c.pre.p.Tool()
+		}
+	}
+	return nil
 }
 
 // append applies one envelope that sorts after every applied one. It

@@ -562,12 +562,67 @@ func TestGroupKeepsNoPayload(t *testing.T) {
 			t.Errorf("%s: the group keeps %d bytes of %d sent: the payloads' bytes are kept", how, kept, sent)
 		}
 		// Bytes, which the collector's bound on its groups reads, counts
-		// what is kept: the calls' ids and inputs.
-		if b := g.Bytes(); b > kept || b < calls*2*len(`toolu_0000{"file_path":"/p/f0.go"}`) {
+		// what is kept: the calls' ids and inputs, once a call
+		// (TestPostSharesPreBytes).
+		if b := g.Bytes(); b > kept || b < calls*len(`toolu_0000{"file_path":"/p/f0.go"}`) {
 			t.Errorf("%s: Bytes %d, with %d bytes kept", how, b, kept)
 		}
 		runtime.KeepAlive(g)
 	}
+}
+
+// TestPostSharesPreBytes: a PostToolUse keeps no copy of the tool_use_id
+// and tool_input its PreToolUse has alike, whether the PreToolUse came in
+// the same batch or an earlier one, and keeps its own where they differ.
+func TestPostSharesPreBytes(t *testing.T) {
+	common := `"session_id":"s1","transcript_path":"/home/u/.claude/projects/-p/s1.jsonl","cwd":"/p",`
+	pre := func(id, input string) string {
+		return `{` + common + `"hook_event_name":"PreToolUse","tool_name":"Read","tool_use_id":"` + id + `","tool_input":` + input + `}`
+	}
+	post := func(id, input string) string {
+		return `{` + common + `"hook_event_name":"PostToolUse","tool_name":"Read","tool_use_id":"` + id + `","tool_input":` + input + `,"tool_response":"ok"}`
+	}
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	var envs []event.Envelope
+	for _, p := range []string{
+		`{` + common + `"hook_event_name":"SessionStart","source":"startup"}`,
+		pre("toolu_1", `{"file_path":"/p/a"}`), post("toolu_1", `{"file_path":"/p/a"}`), // one batch
+		pre("toolu_2", `{"file_path":"/p/b"}`), post("toolu_2", `{"file_path":"/p/b"}`), // two
+		pre("toolu_3", `{"file_path":"/p/c"}`), post("toolu_3", `{"file_path":"/p/other"}`),
+	} {
+		envs = append(envs, event.Envelope{ID: fmt.Sprint("e", len(envs)), ReceivedAt: at.Add(time.Duration(len(envs)) * time.Millisecond),
+			Kind: event.KindHook, Payload: []byte(p)})
+	}
+	g := NewGroup()
+	g.Apply(envs[:3]...)
+	g.Apply(envs[3])
+	g.Apply(envs[4:]...)
+	calls := map[string][2]*event.ToolCall{}
+	for _, it := range g.all {
+		if tc := it.p.Tool(); tc != nil {
+			pair, i := calls[tc.ToolUseID], 0
+			if it.p.Name() == event.PostToolUse {
+				i = 1
+			}
+			pair[i] = tc
+			calls[tc.ToolUseID] = pair
+		}
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	for _, id := range []string{"toolu_1", "toolu_2", "toolu_3"} {
+		p, q := calls[id][0], calls[id][1]
+		if p == nil || q == nil {
+			t.Fatalf("%s: no PreToolUse and PostToolUse among the items", id)
+		}
+		if !same(p.ToolUseID, q.ToolUseID) {
+			t.Errorf("%s: the PostToolUse keeps a tool_use_id of its own", id)
+		}
+		sharedInput := &p.ToolInput[0] == &q.ToolInput[0]
+		if want := id != "toolu_3"; sharedInput != want {
+			t.Errorf("%s: the PostToolUse shares its PreToolUse's tool_input: %v, want %v (%s, %s)", id, sharedInput, want, p.ToolInput, q.ToolInput)
+		}
+	}
+	checkGroup(t, "shared", envs, [][]event.Envelope{envs[:3], envs[3:4], envs[4:]})
 }
 
 // liveHeap is the heap reachable after a collection.
@@ -603,7 +658,7 @@ func TestKeepsResponse(t *testing.T) {
 		id := strings.Clone("0190b3c2-envelope")
 		ts := newTables()
 		v := ts.view(p)
-		ownTool(&v, &id, ts.strs)
+		ownTool(&v, &id, ts.strs, nil)
 		if got := responseOf(v); (got != nil) != c.keep || c.keep && string(got) != c.resp {
 			t.Errorf("%s %s: kept %q, want kept %v", c.tool, c.resp, got, c.keep)
 		}

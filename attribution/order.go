@@ -178,8 +178,10 @@ var payloadSeed = maphash.MakeSeed()
 
 // newItem makes the item of e: of its payload decoded, or of p when not
 // nil (a payload decoded already, as Group.ApplyDecoded takes, which the
-// item reads and does not keep or change), the view ts.view makes.
-func newItem(e *event.Envelope, p *event.Payload, ts *tables) *item {
+// item reads and does not keep or change), the view ts.view makes. pre,
+// when not nil, finds the tool call a PostToolUse's PreToolUse reported
+// (Group.preOf), whose bytes ownTool shares.
+func newItem(e *event.Envelope, p *event.Payload, ts *tables, pre func(sessionID, toolUseID string) *event.ToolCall) *item {
 	it := &item{
 		id:       e.ID,
 		recvSec:  e.ReceivedAt.Unix(),
@@ -195,7 +197,11 @@ func newItem(e *event.Envelope, p *event.Payload, ts *tables) *item {
 		p, _ = event.Decode(e.Payload) // nil when not an object: not attributable
 	}
 	if it.p = ts.view(p); it.p.Common != nil {
-		if n, ok := ownTool(&it.p, &it.id, ts.strs); ok {
+		var pc *event.ToolCall
+		if post, ok := it.p.Event.(*event.PostToolUseInput); ok && pre != nil {
+			pc = pre(it.p.SessionID, post.ToolUseID)
+		}
+		if n, ok := ownTool(&it.p, &it.id, ts.strs, pc); ok {
 			it.size = n
 		}
 	}
@@ -410,9 +416,11 @@ func (in strs) groupKey(host, user, transcriptPath, cwd string) string {
 // it (keepsResponse). The envelope's id, which no other event shares,
 // moves into the same bytes: one object kept per event rather than two,
 // each of which every collection marks. *id is the item's own, changed in
-// place. It returns how many bytes the item now owns, and false when v is
-// no tool event's.
-func ownTool(v *view, id *string, in strs) (int, bool) {
+// place. A PostToolUse whose call's PreToolUse is known (pre, else nil)
+// keeps no copy of the tool_use_id and tool_input they have alike: it
+// shares the PreToolUse's. It returns how many bytes the item now owns,
+// and false when v is no tool event's.
+func ownTool(v *view, id *string, in strs, pre *event.ToolCall) (int, bool) {
 	var call *event.ToolCall
 	var resp *json.RawMessage
 	switch e := v.Event.(type) {
@@ -437,17 +445,39 @@ func ownTool(v *view, id *string, in strs) (int, bool) {
 	if resp != nil {
 		r = *resp
 	}
-	size := len(*id) + len(call.ToolUseID) + len(call.ToolInput) + len(r)
+	// The same bytes, whichever event they are read from.
+	shareID := pre != nil && call.ToolUseID != "" && call.ToolUseID == pre.ToolUseID
+	shareInput := pre != nil && call.ToolInput != nil && pre.ToolInput != nil && bytes.Equal(call.ToolInput, pre.ToolInput)
+	size := len(*id) + len(r)
+	if !shareID {
+		size += len(call.ToolUseID)
+	}
+	if !shareInput {
+		size += len(call.ToolInput)
+	}
 	buf := make([]byte, 0, size)
-	buf = append(append(append(append(buf, *id...), call.ToolUseID...), call.ToolInput...), r...)
+	buf = append(buf, *id...)
+	if !shareID {
+		buf = append(buf, call.ToolUseID...)
+	}
+	if !shareInput {
+		buf = append(buf, call.ToolInput...)
+	}
+	buf = append(buf, r...)
 	call.ToolName = in.own(call.ToolName)
 	if n := len(*id); n > 0 {
 		*id, buf = unsafe.String(&buf[0], n), buf[n:]
 	}
-	if n := len(call.ToolUseID); n > 0 {
+	switch n := len(call.ToolUseID); {
+	case shareID:
+		call.ToolUseID = pre.ToolUseID
+	case n > 0:
 		call.ToolUseID, buf = unsafe.String(&buf[0], n), buf[n:]
 	}
-	if n := len(call.ToolInput); call.ToolInput != nil {
+	switch n := len(call.ToolInput); {
+	case shareInput:
+		call.ToolInput = pre.ToolInput
+	case call.ToolInput != nil:
 		call.ToolInput, buf = buf[:n:n], buf[n:]
 	}
 	if r != nil {

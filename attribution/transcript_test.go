@@ -115,7 +115,7 @@ func TestTranscriptMerge(t *testing.T) {
 func servedLive(hooks, imported []event.Envelope, per int) [][]event.Envelope {
 	ts := newTables()
 	byOrder := func(a, b event.Envelope) int {
-		return compareItems(newItem(&a, nil, &ts), newItem(&b, nil, &ts))
+		return compareItems(newItem(&a, nil, &ts, nil), newItem(&b, nil, &ts, nil))
 	}
 	hooks, imported = slices.Clone(hooks), slices.Clone(imported)
 	slices.SortFunc(hooks, byOrder)
