@@ -186,6 +186,10 @@ func Start(o Options) (*Collector, error) {
 		close(c.drained)
 		return c, nil
 	}
+	// /healthz names the spool from the moment Start returns, not from
+	// when the drainer's goroutine first runs: install and doctor tell
+	// another home's collector by it.
+	srv.metrics.spool.Store(sp)
 	go func() { defer close(c.drained); srv.DrainSpool(drainCtx, sp, o.SpoolInterval) }()
 	detach, err := sp.Attach(ln.Addr().String())
 	if err != nil {

@@ -351,7 +351,7 @@ func TestPolicySignalsSeeHandedOver(t *testing.T) {
 // in between would find no collector to ask its policy of (the lean hook
 // has no engine of its own) and answer nothing. Start is held where it is
 // attached and the socket does not listen yet: /healthz must not answer
-// there, and answers once Start goes on.
+// there, and answers once Start goes on, naming the spool.
 func TestHealthyOnceAttached(t *testing.T) {
 	home := t.TempDir()
 	addr := testbin.FreeAddr(t)
@@ -393,8 +393,17 @@ func TestHealthyOnceAttached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var health struct {
+		Spool *json.RawMessage `json:"spool"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&health)
 	res.Body.Close()
-	if _, err := os.Stat(hooksock.Path(home)); res.StatusCode != http.StatusOK || err != nil {
-		t.Fatalf("/healthz %d, hook socket: %v", res.StatusCode, err)
+	if _, serr := os.Stat(hooksock.Path(home)); res.StatusCode != http.StatusOK || serr != nil || err != nil {
+		t.Fatalf("/healthz %d (%v), hook socket: %v", res.StatusCode, err, serr)
+	}
+	// It names the spool it drains as soon as Start returns: install
+	// and doctor tell another home's collector by it.
+	if health.Spool == nil {
+		t.Error("/healthz names no spool right after Start")
 	}
 }
