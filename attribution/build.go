@@ -1176,12 +1176,7 @@ func (b *sessionBuilder) uncount(c *callState) {
 // statusCode is 1 + the index of status in callStatuses, 0 for none of
 // them.
 func statusCode(status string) uint8 {
-	for i, s := range callStatuses {
-		if s == status {
-			return uint8(i + 1)
-		}
-	}
-	return 0
+	return uint8(slices.Index(callStatuses[:], status) + 1)
 }
 
 func (b *sessionBuilder) tally(c *callState, status string, n int) {
