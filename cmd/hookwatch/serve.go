@@ -187,6 +187,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	retain, retainSize, auditRetain, insecure, traces := f.retain, f.retainSize, f.auditRetain, f.insecure, f.traces
 	rollouts, transcripts, rolloutsDir, transcriptsDir := f.rollouts, f.transcripts, f.rolloutsDir, f.transcriptsDir
 	serveGC(os.Getenv, int64(*f.modelCache)<<20)
+	stopProfile, err := startCPUProfile(os.Getenv(envCPUProfile))
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	// The token comes from the environment only: a flag would show it to
 	// every user of the machine in ps.
 	token := os.Getenv("HOOKWATCH_TOKEN")
@@ -488,7 +493,7 @@ func openDSN(ctx context.Context, dsn, home string) (store.Store, string, error)
 // serveEnv are the variables serve reads, its flags' defaults and the
 // settings no flag has (TestServeEnvListed holds it to serve --help).
 var serveEnv = append([]string{
-	"HOOKWATCH_ADDR", "HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CODEX_ROLLOUTS", "HOOKWATCH_DB", "HOOKWATCH_HOME",
+	"HOOKWATCH_ADDR", "HOOKWATCH_AUDIT_DIR", "HOOKWATCH_CODEX_ROLLOUTS", envCPUProfile, "HOOKWATCH_DB", "HOOKWATCH_HOME",
 	"HOOKWATCH_OTLP_CA_FILE", "HOOKWATCH_OTLP_ENDPOINT", "HOOKWATCH_OTLP_HEADERS", "HOOKWATCH_STALE_FRESH_ABOVE", "HOOKWATCH_STALE_GUARD",
 	"HOOKWATCH_STALE_MAX_LISTED", "HOOKWATCH_TOKEN", "HOOKWATCH_WATCH_TRANSCRIPTS", privacy.EnvCapture, privacy.EnvRedact,
 	"GOGC", "GOMEMLIMIT",
@@ -580,6 +585,8 @@ Environment:
                      variable
   GOGC, GOMEMLIMIT   the garbage collector's, as for any Go program (serve's defaults: 200,
                      and a limit of 17 times --model-cache-mb plus 1 GiB)
+  HOOKWATCH_CPU_PROFILE  a file serve writes its CPU profile to, from its start to its exit
+                     (go tool pprof reads it): where a busy collector spends its time
 
 Codex: once Codex's sessions directory exists ($CODEX_HOME/sessions, default ~/.codex/sessions),
 serve follows its rollout files (sessions/YYYY/MM/DD/rollout-*.jsonl, those written in the

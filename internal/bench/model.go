@@ -59,6 +59,10 @@ type ModelOptions struct {
 	// of a round before the next round: with more than one, each slice's
 	// median over the rounds is printed too, and measured as one run is.
 	Rounds int
+	// CPUProfile, when not "", is the file the collector writes its CPU
+	// profile to (serve's HOOKWATCH_CPU_PROFILE), from its start to its
+	// stop; with several runs, the last run's.
+	CPUProfile string
 }
 
 // Via is how the model benchmark hands its events to the collector.
@@ -377,10 +381,11 @@ func modelRun(ctx context.Context, bin, home string, sessions int, via Via, o Mo
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return ModelRun{}, err
 	}
-	p, err := serveproc.Start(serveproc.Options{
-		Bin: bin, Healthy: 30 * time.Second,
-		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB="),
-	})
+	env := append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB=")
+	if o.CPUProfile != "" {
+		env = append(env, "HOOKWATCH_CPU_PROFILE="+o.CPUProfile)
+	}
+	p, err := serveproc.Start(serveproc.Options{Bin: bin, Healthy: 30 * time.Second, Env: env})
 	if err != nil {
 		return ModelRun{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -73,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	variants := fs.String("variants", "", "comma-separated variants of the session benchmark to play besides none and true (the reference): "+strings.Join(bench.SessionVariants, ",")+"; default all")
 	pagesMB := fs.Int("pages-mb", 4096, "memory the pages benchmark grows to, in MiB")
 	warmMB := fs.Int("warm-mb", 4096, "memory written and given back right before each model run, in MiB, so that the collector grows into pages the machine used lately (a virtual machine's host may charge several times as much for the others: see the pages benchmark); 0 = none")
-	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import and ingest benchmarks)")
+	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the measured work to this file (import and ingest benchmarks; model: the collector's, from its start to its stop, of the last run)")
 	parse := func(args []string) error {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -142,6 +143,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			o.WarmMiB = *warmMB
 			o.Rounds = *rounds
+			if *cpuProfile != "" {
+				// serve writes it: a path of its own, whatever its working directory.
+				if o.CPUProfile, err = filepath.Abs(*cpuProfile); err != nil {
+					return err
+				}
+			}
 			_, err = bench.Model(ctx, stdout, o)
 			return err
 		},
