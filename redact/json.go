@@ -173,10 +173,13 @@ func redactValue(v, kind string, nest int) (string, int) {
 		// "${PASS:-S3cret}" (an MCP server's env, expanded by the client):
 		// the word is the value (defaultWord's, the braces read to the
 		// end of the string, however long the word). Braces that do not
-		// close ("${PASS:-S3{cr}et", a string cut) leave the word to the
+		// close ("${PASS:-S3cr", a string cut) leave the word to the
 		// string's end: a value all the same, and read as one, so that
 		// what it holds cannot close the braces once redacted and be
-		// read otherwise the next time.
+		// read otherwise the next time. Only ${ opens braces inside
+		// (braceEnd): a lone { in a value ("${PASS:-S3{cr}et") leaves
+		// the first } to close the expansion, before and after the
+		// value is redacted.
 		if ws, we, op, closed := paramWord(t, 0, len(t)); op != 0 && op != '?' && (!closed || we == len(t)-1) {
 			if r, n := redactValue(t[ws:we], kind, nest); n > 0 {
 				// The rest is read as text, as it is without a default.

@@ -68,10 +68,12 @@ func TestJSON(t *testing.T) {
 	f(`{"env":{"DB_PASSWORD":"${A:-`+long+`}","API_TOKEN":"${A:-x${B}}"},"command":"echo ${PASS-pw} ${DB_PASSWORD:-`+long+`}"}`,
 		`{"env":{"DB_PASSWORD":"${A:-`+r("password")+`}","API_TOKEN":"${A:-`+r("secret")+`}"},"command":"echo ${PASS-`+r("password")+`} ${DB_PASSWORD:-`+r("password")+`}"}`)
 
-	// A default whose braces do not close runs to the string's end, and is
-	// redacted as a value all the same, as on a command line.
-	f(`{"env":{"DB_PASSWORD":"${PASS:-p{ss}","API_TOKEN":"${T:-S3{cr}et"}}`,
-		`{"env":{"DB_PASSWORD":"${PASS:-`+r("password")+`","API_TOKEN":"${T:-`+r("secret")+`"}}`)
+	// A brace inside an expansion opens nothing, as in bash: the first
+	// } closes it (the default p{ss; S3{cr, then et after it, one word);
+	// a default whose braces do not close runs to the string's end, and
+	// is redacted as a value all the same, as on a command line.
+	f(`{"env":{"DB_PASSWORD":"${PASS:-p{ss}","API_TOKEN":"${T:-S3{cr}et","GITHUB_TOKEN":"${K:-S3cr"}}`,
+		`{"env":{"DB_PASSWORD":"${PASS:-`+r("password")+`}","API_TOKEN":"`+r("secret")+`","GITHUB_TOKEN":"${K:-`+r("secret")+`"}}`)
 
 	// Text after an expansion makes one word with it, in a string under
 	// a secret's key as in a command.

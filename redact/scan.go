@@ -2139,6 +2139,11 @@ func braceEnd(s string, i, max int) int {
 	for j := i; j < len(s) && j-i < max; j++ {
 		switch s[j] {
 		case opening:
+			// Within a parameter's expansion a brace opens another only
+			// as ${ (bash: ${A:-{x}} is the default {x, then a brace).
+			if opening == '{' && j > i && s[j-1] != '$' {
+				continue
+			}
 			open++
 		case closing:
 			if open--; open == 0 {
