@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwatch/hookwatch/internal/serveproc"
 	"github.com/hookwatch/hookwatch/internal/testbin"
 )
 
@@ -22,17 +21,7 @@ func TestServeCPUProfile(t *testing.T) {
 	bin := testbin.Build(t, "./cmd/hookwatch")
 	home := t.TempDir()
 	path := filepath.Join(t.TempDir(), "serve.pprof")
-	p, err := serveproc.Start(serveproc.Options{
-		Bin: bin,
-		Env: append(os.Environ(), "HOOKWATCH_HOME="+home, "HOOKWATCH_TOKEN=", "HOOKWATCH_DB=", "HOOKWATCH_CODEX_ROLLOUTS=off",
-			"HOOKWATCH_WATCH_TRANSCRIPTS=off", envCPUProfile+"="+path),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Stop(time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	testbin.StartCollector(t, bin, home, "", "HOOKWATCH_WATCH_TRANSCRIPTS=off", envCPUProfile+"="+path).Stop(t)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
