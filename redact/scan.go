@@ -2129,7 +2129,8 @@ func nextArg(s string, k int) (b, e int) {
 
 // braceEnd returns the index after the brace (or parenthesis) that closes
 // the one at s[i], those nested within counted, or 0 when none does in the
-// next max bytes.
+// next max bytes. A brace nests only as ${, as in bash; parentheses nest
+// whole.
 func braceEnd(s string, i, max int) int {
 	opening, closing := byte('{'), byte('}')
 	if s[i] == '(' {
